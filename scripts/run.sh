@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Start a Celery worker (embedded filesystem broker by default) and the web server.
+set -euo pipefail
+host=${1:-127.0.0.1}
+port=${2:-8000}
+bin=.venv/bin
+mkdir -p var
+"$bin/celery" -A webapp worker --loglevel=INFO --concurrency=2 --logfile=var/celery-worker.log &
+worker=$!
+trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM
+echo
+echo "Topolens is running: open http://$host:$port/"
+echo "Admin: http://$host:$port/admin/ (user admin, password in var/admin_password)"
+echo "Celery worker log: var/celery-worker.log. Stop with Ctrl-C."
+echo
+DEBUG=${DEBUG:-true} "$bin/python" manage.py runserver "$host:$port"

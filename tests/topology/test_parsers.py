@@ -1,0 +1,251 @@
+"""Parsers on every reference sample, with exact values, and malformed inputs."""
+
+import pytest
+
+from topology.choices import AllocationSource, Flavour, ReservationPhase
+from topology.parsers import parse_object
+from topology.parsers.errors import ObjectParseError
+from topology.parsers.node import parse_node
+from topology.parsers.nrt import parse_nrt
+from topology.parsers.pod import parse_pod
+from topology.parsers.qos_config import parse_qos_configmap, render_resctrl
+from topology.parsers.reservation import parse_reservation
+
+from .helpers import find, first, sample_items
+
+
+def zone_resource(record, numa_id, name):
+    zone = next(z for z in record.zones if z.numa_id == numa_id)
+    return next(r for r in zone.resources if r.name == name)
+
+
+def test_upstream_v1alpha2_zone_values_are_exact():
+    record = parse_nrt(first(sample_items("node-upstream-v1alpha2.json"), "NodeResourceTopology"))
+    assert record.flavour == Flavour.UPSTREAM_V1ALPHA2
+    assert record.attributes["topologyManagerPolicy"] == "single-numa-node"
+    cpu = zone_resource(record, 0, "cpu")
+    assert (cpu.capacity, cpu.allocatable) == (56000, 52000)
+    assert cpu.available == 2000
+    zone0 = next(z for z in record.zones if z.numa_id == 0)
+    assert zone0.costs == {"node-0": 10, "node-1": 21}
+
+
+def test_crane_zones_use_names_without_dash_and_carry_reserved_cpus():
+    record = parse_nrt(first(sample_items("node-crane.json"), "NodeResourceTopology"))
+    assert record.flavour == Flavour.CRANE
+    assert [z.numa_id for z in record.zones] == list(range(8))
+    assert record.crane_cpu_manager_policy == "Static"
+    assert record.crane_topology_policy == "SingleNUMANodePodLevel"
+    cpu0 = zone_resource(record, 0, "cpu")
+    assert (cpu0.capacity, cpu0.allocatable, cpu0.available) == (32000, 28000, None)
+    assert record.zones[0].reserved_cpus == 4
+    assert record.crane_reserved == {"cpu": 4000, "memory": 4 * 2**30}
+
+
+def test_koordinator_nrt_carries_cpu_topology_and_kubelet_state():
+    record = parse_nrt(
+        first(sample_items("node-koordinator-v1alpha1.json"), "NodeResourceTopology")
+    )
+    assert record.flavour == Flavour.KOORDINATOR
+    koordlet = record.koordlet
+    assert len(koordlet.cpus) == 32
+    assert koordlet.cpus[16] == (16, 0, 0, 0)  # the sibling of cpu 0
+    assert koordlet.cpu_manager_policy == "static"
+    assert koordlet.cpu_manager_options == {"full-pcpus-only": "true"}
+    assert koordlet.kubelet_reserved_cpus == frozenset({0, 16})
+    assert koordlet.pod_cpu_allocs[0].cpuset == frozenset({11, 27})
+    assert koordlet.node_reservation.reserved_cpus == frozenset({14, 15, 30, 31})
+    assert koordlet.cpu_basic_info["catL3CbmMask"] == "3ff"
+
+
+def test_node_reservation_annotation_is_parsed():
+    record = parse_node(find(sample_items("cluster-small.json"), "Node", "worker-06"))
+    assert record.reservation.reserved_cpus == frozenset({127, 255})
+    assert record.reservation.apply_policy == "ReservedCPUsOnly"
+    assert record.reservation.cpu_count == 2
+    assert record.capacity["memory"] == 1057277280 * 1024
+
+
+def test_crane_pod_topology_result_becomes_a_numa_allocation():
+    items = sample_items("node-crane.json")
+    pod = next(
+        i
+        for i in items
+        if "topology.crane.io/topology-result" in i["metadata"].get("annotations", {})
+    )
+    record = parse_pod(pod)
+    (allocation,) = record.allocations
+    assert allocation.source == AllocationSource.CRANE
+    assert allocation.cpuset is None
+    assert sum(r["cpu"] for r in allocation.numa_resources.values()) > 0
+    assert record.annotations["topology.crane.io/cpu-policy"] in {
+        "exclusive",
+        "numa",
+        "none",
+        "immovable",
+    }
+
+
+def test_koordinator_pod_resource_status_gives_cpuset_and_numa_resources():
+    items = sample_items("node-koordinator-v1alpha1.json")
+    pod = next(
+        i
+        for i in items
+        if '"cpuset":"3,19"'
+        in i["metadata"].get("annotations", {}).get("scheduling.koordinator.sh/resource-status", "")
+    )
+    (allocation,) = parse_pod(pod).allocations
+    assert allocation.source == AllocationSource.KOORDINATOR
+    assert allocation.cpuset == frozenset({3, 19})
+    assert allocation.numa_resources == {0: {"cpu": 2000, "memory": 8 * 2**30}}
+
+
+def test_reservations_in_every_phase():
+    records = {r.name: r for r in map(parse_reservation, sample_items("reservations.json"))}
+    available = records["resv-worker-03-web"]
+    assert available.phase == ReservationPhase.AVAILABLE
+    assert available.ttl_seconds == 12 * 3600
+    assert available.allocate_once is False
+    assert available.allocation.cpuset == frozenset({1, 2, 17, 18})
+    assert available.allocatable == {"cpu": 4000, "memory": 8 * 2**30}
+    assert {r.phase for r in records.values()} >= {"Available", "Pending", "Succeeded", "Failed"}
+    assert records["resv-migrate-web"].allocate_once is True
+    assert records["resv-batch-burst"].allocate_once is True  # the default
+
+
+def test_qos_configmap_types_resctrl_and_keeps_the_rest():
+    record = parse_qos_configmap(first(sample_items("slo-controller-config.json"), "ConfigMap"))
+    cluster, node = record.strategies
+    be = next(r for r in cluster.resctrl if r.qos_class == "beClass")
+    assert (be.enable, be.cat_range_start_percent, be.cat_range_end_percent, be.mba_percent) == (
+        True,
+        0,
+        30,
+        100,
+    )
+    assert cluster.body["beClass"]["cpuQOS"] == {"enable": True, "groupIdentity": -1}
+    assert "resctrlQOS" not in cluster.body["beClass"]
+    assert node.name == "amd-epyc-nps4"
+    assert node.node_selector["matchLabels"]["node.kubernetes.io/instance-type"]
+    node_be = next(r for r in node.resctrl if r.qos_class == "beClass")
+    assert render_resctrl(node_be) == {
+        "enable": True,
+        "catRangeStartPercent": 0,
+        "catRangeEndPercent": 20,
+        "mbaPercent": 50,
+    }
+    assert "colocation-config" in record.data
+    assert "resource-qos-config" not in record.data  # held as typed strategies
+
+
+def test_unknown_resctrl_keys_such_as_wrong_case_are_kept_verbatim():
+    obj = first(sample_items("slo-controller-config.json"), "ConfigMap")
+    obj["data"]["resource-qos-config"] = (
+        '{"clusterStrategy": {"beClass": {"resctrlQOS": {"enable": true, "MBAPercent": 20}}}}'
+    )
+    (cluster,) = parse_qos_configmap(obj).strategies
+    (be,) = cluster.resctrl
+    assert be.mba_percent is None
+    assert render_resctrl(be) == {"enable": True, "MBAPercent": 20}
+
+
+def test_every_object_in_the_small_cluster_parses():
+    parsed = [parse_object(item) for item in sample_items("cluster-small.json")]
+    kinds = {p.kind for p in parsed if p is not None}
+    assert kinds == {"Node", "NodeResourceTopology", "Pod", "Reservation", "QoSConfig"}
+
+
+def _break(obj, path, value):
+    target = obj
+    *parents, last = path
+    for key in parents:
+        target = target[key]
+    if value is _DELETE:
+        del target[last]
+    else:
+        target[last] = value
+    return obj
+
+
+_DELETE = object()
+_UPSTREAM = ("node-upstream-v1alpha2.json", "NodeResourceTopology")
+_KOORD = ("node-koordinator-v1alpha1.json", "NodeResourceTopology")
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "value", "field"),
+    [
+        pytest.param(_UPSTREAM, ("zones",), _DELETE, "zones", id="missing-zones"),
+        pytest.param(
+            _UPSTREAM,
+            ("zones", 0, "resources", 0, "available"),
+            "lots",
+            "zones[0].resources[0].available",
+            id="bad-quantity",
+        ),
+        pytest.param(_UPSTREAM, ("zones", 0, "name"), 7, "zones[0].name", id="wrong-type"),
+        pytest.param(
+            _UPSTREAM,
+            ("apiVersion",),
+            "topology.node.k8s.io/v9",
+            "apiVersion",
+            id="unknown-api-version",
+        ),
+        pytest.param(
+            _KOORD,
+            ("metadata", "annotations", "node.koordinator.sh/pod-cpu-allocs"),
+            '[{"namespace":"a","name":"b","cpuset":"4-x"}]',
+            "node.koordinator.sh/pod-cpu-allocs",
+            id="bad-cpulist",
+        ),
+        pytest.param(
+            _KOORD,
+            ("metadata", "annotations", "node.koordinator.sh/cpu-topology"),
+            '{"detail": [',
+            "node.koordinator.sh/cpu-topology",
+            id="bad-annotation-json",
+        ),
+        pytest.param(
+            ("node-crane.json", "Pod"),
+            ("spec", "containers"),
+            _DELETE,
+            "spec.containers",
+            id="pod-without-containers",
+        ),
+        pytest.param(
+            ("reservations.json", "Reservation"),
+            ("spec", "ttl"),
+            "forever",
+            "spec.ttl",
+            id="bad-ttl",
+        ),
+        pytest.param(
+            ("reservations.json", "Reservation"),
+            ("spec", "owners"),
+            [],
+            "spec.owners",
+            id="no-owners",
+        ),
+        pytest.param(
+            ("slo-controller-config.json", "ConfigMap"),
+            ("data", "resource-qos-config"),
+            '{"clusterStrategy": ',
+            "resource-qos-config",
+            id="invalid-qos-json",
+        ),
+    ],
+)
+def test_malformed_objects_name_the_object_and_field(source, path, value, field):
+    obj = _break(first(sample_items(source[0]), source[1]), path, value)
+    with pytest.raises(ObjectParseError) as caught:
+        parse_object(obj)
+    assert caught.value.name == obj["metadata"]["name"]
+    assert field in caught.value.field
+    assert obj["metadata"]["name"] in str(caught.value)
+
+
+def test_invalid_qos_json_reports_line_and_column():
+    obj = first(sample_items("slo-controller-config.json"), "ConfigMap")
+    obj["data"]["resource-qos-config"] = '{\n  "clusterStrategy": {,}\n}'
+    with pytest.raises(ObjectParseError, match="line 2 column 23"):
+        parse_object(obj)

@@ -1,0 +1,78 @@
+"""Parsers: raw Kubernetes objects (dicts) → typed records, one module per kind.
+
+`parse_object` is the single entry: it says which mirrored kind an object is,
+or that Topolens does not mirror it, and raises ObjectParseError for a
+malformed one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from topology.parsers.errors import ObjectParseError
+from topology.parsers.node import NodeRecord, parse_node
+from topology.parsers.nrt import TopologyRecord, parse_nrt
+from topology.parsers.pod import PodRecord, parse_pod
+from topology.parsers.qos_config import QoSConfigRecord, is_qos_configmap, parse_qos_configmap
+from topology.parsers.reservation import ReservationRecord, parse_reservation
+
+Record = NodeRecord | TopologyRecord | PodRecord | ReservationRecord | QoSConfigRecord
+
+
+class MirroredKind(StrEnum):
+    NODE = "Node"
+    TOPOLOGY = "NodeResourceTopology"
+    POD = "Pod"
+    RESERVATION = "Reservation"
+    QOS_CONFIG = "QoSConfig"
+
+
+_PARSERS = {
+    MirroredKind.NODE: parse_node,
+    MirroredKind.TOPOLOGY: parse_nrt,
+    MirroredKind.POD: parse_pod,
+    MirroredKind.RESERVATION: parse_reservation,
+    MirroredKind.QOS_CONFIG: parse_qos_configmap,
+}
+
+
+@dataclass(frozen=True)
+class ParsedObject:
+    kind: MirroredKind
+    record: Record
+
+
+def classify(obj: Any) -> MirroredKind | None:
+    """Which mirrored kind an object is; None for kinds Topolens ignores (Namespace…)."""
+    if not isinstance(obj, dict):
+        raise ObjectParseError("<unknown>", "", "<object>", "expected a JSON object")
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(api_version, str):
+        raise ObjectParseError(str(kind or "<unknown>"), _name(obj), "kind/apiVersion", "missing")
+    if kind == "ConfigMap":
+        return MirroredKind.QOS_CONFIG if is_qos_configmap(obj) else None
+    if kind == "NodeResourceTopology":
+        return MirroredKind.TOPOLOGY
+    if kind == "Reservation" and api_version.startswith("scheduling.koordinator.sh/"):
+        return MirroredKind.RESERVATION
+    if api_version == "v1" and kind in (MirroredKind.NODE, MirroredKind.POD):
+        return MirroredKind(kind)
+    return None
+
+
+def parse_object(obj: Any) -> ParsedObject | None:
+    kind = classify(obj)
+    if kind is None:
+        return None
+    return ParsedObject(kind, _PARSERS[kind](obj))
+
+
+def _name(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
+
+
+__all__ = ["MirroredKind", "ObjectParseError", "ParsedObject", "Record", "classify", "parse_object"]

@@ -1,0 +1,50 @@
+"""Linux cpulists ("0-3,8,10-11"), parsed and printed canonically."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from topology.parsers.errors import FieldError
+
+MAX_CPU_ID = 65535
+
+
+def parse_cpulist(text: object) -> frozenset[int]:
+    """Parse a cpulist; the empty string is the empty set."""
+    if not isinstance(text, str):
+        raise FieldError(f"expected a cpulist string, got {type(text).__name__}")
+    cpus: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            if text.strip():
+                raise FieldError(f"{text!r} has an empty element")
+            continue
+        cpus.update(_parse_range(part, text))
+    return frozenset(cpus)
+
+
+def _parse_range(part: str, text: str) -> range:
+    first, sep, last = part.partition("-")
+    try:
+        start = int(first)
+        end = int(last) if sep else start
+    except ValueError:
+        raise FieldError(f"{text!r} is not a cpulist ({part!r} is not a number or range)") from None
+    if start < 0 or end < start or end > MAX_CPU_ID:
+        raise FieldError(f"{text!r} is not a cpulist ({part!r} is not an increasing range)")
+    return range(start, end + 1)
+
+
+def format_cpulist(cpus: Iterable[int]) -> str:
+    """The canonical form: sorted, runs of consecutive ids collapsed ("0-3,8,10-11")."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    index = 0
+    while index < len(ordered):
+        start = ordered[index]
+        while index + 1 < len(ordered) and ordered[index + 1] == ordered[index] + 1:
+            index += 1
+        end = ordered[index]
+        parts.append(str(start) if start == end else f"{start}-{end}")
+        index += 1
+    return ",".join(parts)

@@ -1,0 +1,143 @@
+"""koordlet's NRT annotations (formats.md §3.3) → KoordletRecord."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from topology.parsers.cpulist import parse_cpulist
+from topology.parsers.fields import Reader
+from topology.parsers.node import NodeReservationRecord, parse_node_reservation
+
+CPU_TOPOLOGY = "node.koordinator.sh/cpu-topology"
+CPU_SHARED_POOLS = "node.koordinator.sh/cpu-shared-pools"
+BE_CPU_SHARED_POOLS = "node.koordinator.sh/be-cpu-shared-pools"
+POD_CPU_ALLOCS = "node.koordinator.sh/pod-cpu-allocs"
+CPU_MANAGER_POLICY = "kubelet.koordinator.sh/cpu-manager-policy"
+CPU_BASIC_INFO = "node.koordinator.sh/cpu-basic-info"
+SYSTEM_QOS_RESOURCE = "node.koordinator.sh/system-qos-resource"
+_BASE = "metadata.annotations"
+
+CPUTuple = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class KubeletCPUAlloc:
+    """One kubelet-static pinned pod from `pod-cpu-allocs`."""
+
+    namespace: str
+    name: str
+    uid: str
+    cpuset: frozenset[int]
+    managed_by_kubelet: bool
+
+
+@dataclass(frozen=True)
+class SharedPool:
+    socket: int
+    numa: int
+    cpuset: frozenset[int]
+
+
+@dataclass(frozen=True)
+class KoordletRecord:
+    cpus: tuple[CPUTuple, ...] = ()
+    shared_pools: tuple[SharedPool, ...] = ()
+    be_shared_pools: tuple[SharedPool, ...] = ()
+    pod_cpu_allocs: tuple[KubeletCPUAlloc, ...] = ()
+    cpu_manager_policy: str = ""
+    cpu_manager_options: dict[str, str] = field(default_factory=dict)
+    kubelet_reserved_cpus: frozenset[int] = frozenset()
+    node_reservation: NodeReservationRecord | None = None
+    cpu_basic_info: dict[str, Any] = field(default_factory=dict)
+    system_qos_cpus: frozenset[int] = frozenset()
+    system_qos_exclusive: bool = False
+
+
+def parse_koordlet_annotations(reader: Reader, annotations: dict[str, str]) -> KoordletRecord:
+    policy = _json(reader, annotations, CPU_MANAGER_POLICY, dict) or {}
+    system_qos = _json(reader, annotations, SYSTEM_QOS_RESOURCE, dict) or {}
+    return KoordletRecord(
+        cpus=_cpu_topology(reader, annotations),
+        shared_pools=_pools(reader, annotations, CPU_SHARED_POOLS),
+        be_shared_pools=_pools(reader, annotations, BE_CPU_SHARED_POOLS),
+        pod_cpu_allocs=_pod_cpu_allocs(reader, annotations),
+        cpu_manager_policy=str(policy.get("policy") or ""),
+        cpu_manager_options={str(k): str(v) for k, v in (policy.get("options") or {}).items()},
+        kubelet_reserved_cpus=_cpulist(
+            reader, f"{_path(CPU_MANAGER_POLICY)}.reservedCPUs", policy.get("reservedCPUs") or ""
+        ),
+        node_reservation=parse_node_reservation(reader, annotations, _BASE),
+        cpu_basic_info=_json(reader, annotations, CPU_BASIC_INFO, dict) or {},
+        system_qos_cpus=_cpulist(
+            reader, f"{_path(SYSTEM_QOS_RESOURCE)}.cpuset", system_qos.get("cpuset") or ""
+        ),
+        system_qos_exclusive=bool(system_qos.get("cpusetExclusive")),
+    )
+
+
+def _path(key: str) -> str:
+    return f"{_BASE}[{key}]"
+
+
+def _json(reader: Reader, annotations: dict[str, str], key: str, typ: type) -> Any:
+    if key not in annotations:
+        return None
+    value = reader.json_field(_path(key), annotations[key])
+    return None if value is None else reader.check(_path(key), value, typ)
+
+
+def _cpulist(reader: Reader, path: str, text: Any) -> frozenset[int]:
+    return reader.convert(path, text, parse_cpulist)
+
+
+def _int_field(reader: Reader, path: str, item: dict[str, Any], key: str) -> int:
+    return int(reader.check(f"{path}.{key}", item.get(key), int))
+
+
+def _cpu_topology(reader: Reader, annotations: dict[str, str]) -> tuple[CPUTuple, ...]:
+    data = _json(reader, annotations, CPU_TOPOLOGY, dict) or {}
+    path = f"{_path(CPU_TOPOLOGY)}.detail"
+    cpus: dict[int, CPUTuple] = {}
+    for index, item in enumerate(reader.check(path, data.get("detail") or [], list)):
+        item_path = f"{path}[{index}]"
+        reader.check(item_path, item, dict)
+        cpu = tuple(
+            _int_field(reader, item_path, item, k) for k in ("id", "core", "socket", "node")
+        )
+        if cpu[0] in cpus:
+            raise reader.error(item_path, f"cpu {cpu[0]} is listed twice")
+        cpus[cpu[0]] = (cpu[0], cpu[1], cpu[2], cpu[3])
+    return tuple(cpus[k] for k in sorted(cpus))
+
+
+def _pools(reader: Reader, annotations: dict[str, str], key: str) -> tuple[SharedPool, ...]:
+    pools = []
+    for index, item in enumerate(_json(reader, annotations, key, list) or []):
+        path = f"{_path(key)}[{index}]"
+        reader.check(path, item, dict)
+        pools.append(
+            SharedPool(
+                socket=_int_field(reader, path, item, "socket"),
+                numa=_int_field(reader, path, item, "node"),
+                cpuset=_cpulist(reader, f"{path}.cpuset", item.get("cpuset") or ""),
+            )
+        )
+    return tuple(pools)
+
+
+def _pod_cpu_allocs(reader: Reader, annotations: dict[str, str]) -> tuple[KubeletCPUAlloc, ...]:
+    allocs = []
+    for index, item in enumerate(_json(reader, annotations, POD_CPU_ALLOCS, list) or []):
+        path = f"{_path(POD_CPU_ALLOCS)}[{index}]"
+        reader.check(path, item, dict)
+        allocs.append(
+            KubeletCPUAlloc(
+                namespace=reader.check(f"{path}.namespace", item.get("namespace"), str),
+                name=reader.check(f"{path}.name", item.get("name"), str),
+                uid=str(item.get("uid") or ""),
+                cpuset=_cpulist(reader, f"{path}.cpuset", item.get("cpuset")),
+                managed_by_kubelet=bool(item.get("managedByKubelet")),
+            )
+        )
+    return tuple(allocs)
