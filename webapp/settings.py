@@ -68,6 +68,9 @@ WSGI_APPLICATION = "webapp.wsgi.application"
 ASGI_APPLICATION = "webapp.asgi.application"
 
 DATABASES = {"default": env_database("DATABASE_URL", VAR_DIR / "topolens.sqlite3")}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not memory, so that a real Celery worker process can share the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-topolens.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
