@@ -1,0 +1,111 @@
+"""NRTs as NFD's topology-updater publishes them: v1alpha2 (attributes) or v1alpha1."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from typing import Any
+
+from .ledger import NodeLedger, ZoneLedger
+from .meta import NODES_CREATED, DemoContext
+from .nrt_common import NRT_KIND, zone_costs
+from .plan import Flavour
+from .pods import PodDraft
+from .qos import exclusive_cpus, pod_qos_class
+from .quantity import CPU, GPU, MEMORY
+
+NFD_NAMESPACE = "node-feature-discovery"
+
+
+def pods_fingerprint(pods: list[PodDraft], exclusive_only: bool) -> str:
+    """`pfp0v001` + 16 hex digits over the sorted namespace/name of the node's pods.
+
+    Same shape as podfingerprint's value; the digest is blake2b rather than xxhash64,
+    so it is stable but will not match a real exporter's for the same pods.
+    """
+    names = sorted(
+        f"{pod.namespace}/{pod.name}"
+        for pod in pods
+        if not pod.terminated and (not exclusive_only or _has_exclusive(pod))
+    )
+    digest = hashlib.blake2b("\n".join(names).encode(), digest_size=8).hexdigest()
+    return f"pfp0v001{digest}"
+
+
+def _has_exclusive(pod: PodDraft) -> bool:
+    spec = pod.spec_containers()
+    return exclusive_cpus(spec, pod_qos_class(spec)) > 0 or bool(pod.requests().get(GPU))
+
+
+def _resources(zone: ZoneLedger) -> list[dict[str, str]]:
+    rows = []
+    for name in (CPU, MEMORY, GPU):
+        if name not in zone.capacity:
+            continue
+        scale = 1000 if name == CPU else 1
+        values = (
+            zone.capacity[name],
+            zone.allocatable[name],
+            zone.allocatable[name] - zone.used.get(name, 0),
+        )
+        rows.append(
+            {
+                "name": name,
+                "capacity": str(values[0] // scale),
+                "allocatable": str(values[1] // scale),
+                "available": str(values[2] // scale),
+            }
+        )
+    return rows
+
+
+def _zones(ledger: NodeLedger) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": f"node-{zone.index}",
+            "type": "Node",
+            "costs": zone_costs(ledger, zone.index, "node-{}"),
+            "resources": _resources(zone),
+        }
+        for zone in ledger.zones
+    ]
+
+
+def render_upstream_nrt(
+    ctx: DemoContext, ledger: NodeLedger, pods: list[PodDraft]
+) -> dict[str, Any]:
+    plan = ledger.plan
+    v1alpha2 = plan.flavour == Flavour.UPSTREAM_V1ALPHA2
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "name": NFD_NAMESPACE,
+        "uid": ctx.namespace_uid(NFD_NAMESPACE),
+    }
+    created = NODES_CREATED + timedelta(days=1, minutes=plan.index)
+    meta = ctx.metadata(plan.name, created, owner_references=[owner] if v1alpha2 else None)
+    nrt: dict[str, Any] = {
+        "apiVersion": f"topology.node.k8s.io/{'v1alpha2' if v1alpha2 else 'v1alpha1'}",
+        "kind": NRT_KIND,
+        "metadata": meta,
+        "topologyPolicies": [plan.topology.nrt_policy],
+    }
+    if v1alpha2:
+        nrt["attributes"] = _attributes(ledger, pods)
+    nrt["zones"] = _zones(ledger)
+    return nrt
+
+
+def _attributes(ledger: NodeLedger, pods: list[PodDraft]) -> list[dict[str, str]]:
+    topology = ledger.plan.topology
+    exclusive_only = ledger.plan.index % 2 == 1
+    attributes = [
+        {"name": "topologyManagerPolicy", "value": topology.policy.value},
+        {"name": "topologyManagerScope", "value": topology.scope.value},
+        {"name": "nodeTopologyPodsFingerprint", "value": pods_fingerprint(pods, exclusive_only)},
+    ]
+    if exclusive_only:
+        attributes.append(
+            {"name": "nodeTopologyPodsFingerprintMethod", "value": "with-exclusive-resources"}
+        )
+    return attributes
