@@ -1,0 +1,431 @@
+"""koord-scheduler NodeNUMAResource: PreFilter, Filter, Score, Reserve and PreBind.
+
+Reproduces pkg/scheduler/plugins/nodenumaresource plugin.go, topology_hint.go,
+scoring.go and util.go on top of the resource manager in `koordinator_numa`.
+`evaluate` runs PreFilter + Filter + Score; `allocate` additionally runs Reserve and
+renders the annotations PreBind writes (resource-status, and resource-spec when the
+pod's bind policy was defaulted), so cpusets are only computed where needed.
+
+Not modelled: CPU amplification ratios (treated as 1), hints from other providers
+(DeviceShare), and the reservation plugin's own NodeResourcesFit restoration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from scheduler_api.engine.koordinator_merge import merge
+from scheduler_api.engine.koordinator_numa import (
+    Allocation,
+    NodeContext,
+    ResourceOptions,
+    resource_score,
+    topology_hints,
+    try_allocate,
+    try_from_node,
+    try_from_reservations,
+)
+from scheduler_api.engine.koordinator_pod import (
+    ERR_INVALID_CPUS,
+    PodState,
+    default_format,
+    prefilter,
+)
+from scheduler_api.engine.koordinator_reservation import (
+    ReservationAlloc,
+    ReservationSplit,
+    nominate,
+    restore_state,
+    split_reservations,
+)
+from scheduler_api.engine.koordinator_state import (
+    KoordConfig,
+    add,
+    add_numa,
+    available_cpus,
+    available_numa,
+    node_allocation,
+    node_cpu_bind_policy,
+    node_numa_policy,
+    node_view,
+)
+from scheduler_api.engine.results import (
+    PlacementResult,
+    QuantityFormat,
+    Reason,
+    ReasonCheck,
+    format_cpuset,
+    format_quantity,
+    refused,
+)
+from scheduler_api.engine.snapshot import (
+    ANN_KOORD_RESOURCE_SPEC,
+    ANN_KOORD_RESOURCE_STATUS,
+    CPUBindPolicy,
+    NodeSnapshot,
+    NUMATopologyPolicy,
+    PodSpec,
+    ReservationSnapshot,
+)
+
+__all__ = ["KoordConfig", "allocate", "evaluate", "prefilter", "render_resource_status"]
+
+ERR_POLICY_MISMATCH = "node(s) NUMA Topology policy not match"
+ERR_INVALID_TOPOLOGY = "node(s) invalid CPU Topology"
+ERR_SMT = "node(s) requested cpus not multiple cpus per core"
+ERR_BIND_CONFLICT = "node(s) cpu bind policy conflicts with pod's required cpu bind policy"
+
+
+# --- per-node setup ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRun:
+    """One node's context for one pod: policies resolved, reservations split."""
+
+    node: NodeSnapshot
+    pod: PodSpec
+    state: PodState
+    ctx: NodeContext
+    node_bind: str
+    numa_policy: str
+    request_cpu_bind: bool
+    candidates: tuple[ReservationAlloc, ...]
+    split: ReservationSplit
+
+
+def request_cpu_bind(state: PodState, node_bind: str) -> bool | Reason:
+    """requestCPUBind: a node bind policy turns binding on for whole-cpu requests."""
+    if state.request_cpu_bind:
+        return True
+    cpu = state.requests.get("cpu", 0)
+    if cpu == 0 or node_bind in ("", "None"):
+        return False
+    if cpu % 1000 != 0:
+        return Reason(ReasonCheck.INVALID_CPU_REQUEST, resource="cpu", message=ERR_INVALID_CPUS)
+    return True
+
+
+def cpu_bind_policy(run: NodeRun) -> tuple[str, bool]:
+    """getCPUBindPolicy: (policy, required); a node policy makes it required."""
+    if run.state.required_cpu_bind_policy:
+        return run.state.required_cpu_bind_policy, True
+    if run.node_bind == "SpreadByPCPUs":
+        return CPUBindPolicy.SPREAD_BY_PCPUS, True
+    if run.node_bind == "FullPCPUsOnly":
+        return CPUBindPolicy.FULL_PCPUS, True
+    return run.state.preferred_cpu_bind_policy, False
+
+
+def resource_options(run: NodeRun, hint: frozenset[int] | None) -> ResourceOptions:
+    """getResourceOptions (amplification ratio 1)."""
+    policy, required = cpu_bind_policy(run)
+    strategy = (
+        run.node.numa_allocate_strategy_label or run.ctx.config.default_numa_allocate_strategy()
+    )
+    return ResourceOptions(
+        requests=run.state.requests,
+        num_cpus_needed=run.state.num_cpus_needed,
+        request_cpu_bind=run.request_cpu_bind,
+        required_cpu_bind_policy=required,
+        cpu_bind_policy=policy,
+        cpu_exclusive_policy=run.state.preferred_cpu_exclusive_policy,
+        numa_allocate_strategy=strategy,
+        required_from_reservation=run.state.has_reservation_affinity,
+        hint=hint,
+    )
+
+
+def node_run(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    state: PodState,
+    reservations: Sequence[ReservationSnapshot],
+    config: KoordConfig,
+) -> NodeRun | Reason:
+    """Resolve policies for the node; a Reason when Filter refuses before allocating."""
+    view = node_view(node, config)
+    held = node_allocation(node, view, reservations)
+    split = split_reservations(node, pod, reservations)
+    ctx = NodeContext(view, held, restore_state(node, held, split), config)
+    node_policy = node_numa_policy(node, view)
+    if node_policy and state.pod_numa_policy and node_policy != state.pod_numa_policy:
+        return Reason(ReasonCheck.POLICY_MISMATCH, message=ERR_POLICY_MISMATCH)
+    binding = request_cpu_bind(state, node_cpu_bind_policy(node))
+    if isinstance(binding, Reason):
+        return binding
+    return NodeRun(
+        node, pod, state, ctx, node_cpu_bind_policy(node), state.pod_numa_policy or node_policy,
+        binding, ctx.restore.matched, split,
+    )  # fmt: skip
+
+
+# --- Filter --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FilterOutcome:
+    result: PlacementResult
+    run: NodeRun | None = None
+    hint: frozenset[int] | None = None
+
+
+def _bind_checks(run: NodeRun) -> Reason | None:
+    """Filter's cpu-bind checks: a valid topology, no policy conflict, SMT alignment."""
+    topology = run.ctx.view.topology
+    if not topology.is_valid():
+        return Reason(ReasonCheck.INVALID_CPU_TOPOLOGY, message=ERR_INVALID_TOPOLOGY)
+    required = run.state.required_cpu_bind_policy
+    if run.node_bind == "FullPCPUsOnly":
+        required = CPUBindPolicy.FULL_PCPUS
+    elif run.node_bind == "SpreadByPCPUs":
+        required = CPUBindPolicy.SPREAD_BY_PCPUS
+    if run.state.required_cpu_bind_policy and run.state.required_cpu_bind_policy != required:
+        return Reason(ReasonCheck.CPU_BIND_POLICY_CONFLICT, message=ERR_BIND_CONFLICT)
+    if (
+        required == CPUBindPolicy.FULL_PCPUS
+        and run.state.num_cpus_needed % topology.cpus_per_core()
+    ):
+        return Reason(ReasonCheck.SMT_ALIGNMENT, resource="cpu", message=ERR_SMT)
+    return None
+
+
+def _admit(run: NodeRun) -> FilterOutcome:
+    """FilterByNUMANode: hints, the policy's merge, then a real allocation attempt."""
+    numa_nodes = run.ctx.view.numa_nodes()
+    if not numa_nodes:
+        return FilterOutcome(
+            refused(Reason(ReasonCheck.INSUFFICIENT_NUMA, message="node(s) missing NUMA resources"))
+        )
+    opts = resource_options(run, None)
+    hints = topology_hints(run.ctx, opts, run.numa_policy, run.candidates)
+    if isinstance(hints, Reason):
+        return FilterOutcome(refused(hints))
+    statuses = run.ctx.state.numa_status(len(numa_nodes))
+    exclusive = run.state.pod_numa_exclusive or ("Required" if run.state.pod_numa_policy else "")
+    merged = merge(run.numa_policy, numa_nodes, [hints], exclusive, statuses)
+    if not merged.admit and merged.reasons:
+        check = (
+            ReasonCheck.UNSATISFIED_NUMA
+            if merged.reasons[0].startswith("Unsatisfied")
+            else ReasonCheck.UNALIGNED_HINT
+        )
+        return FilterOutcome(refused(*(Reason(check, message=m) for m in merged.reasons)))
+    attempt = try_allocate(run.ctx, replace(opts, hint=merged.hint.mask), run.candidates)
+    if isinstance(attempt, Reason):
+        return FilterOutcome(refused(attempt))
+    zones = tuple(sorted(merged.hint.mask or ()))
+    return FilterOutcome(PlacementResult(True, numa_zones=zones), run, merged.hint.mask)
+
+
+def filter_node(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    state: PodState,
+    reservations: Sequence[ReservationSnapshot],
+    config: KoordConfig,
+) -> FilterOutcome:
+    """Plugin.Filter."""
+    if state.error is not None:
+        return FilterOutcome(refused(state.error))
+    if state.skip:
+        return FilterOutcome(PlacementResult(True, notes=("pod requests nothing: plugin skipped",)))
+    run = node_run(node, pod, state, reservations, config)
+    if isinstance(run, Reason):
+        return FilterOutcome(refused(run))
+    if run.request_cpu_bind:
+        problem = _bind_checks(run)
+        if problem is not None:
+            return FilterOutcome(refused(problem))
+        _, required = cpu_bind_policy(run)
+        if required and run.numa_policy == NUMATopologyPolicy.NONE:
+            attempt = try_allocate(run.ctx, resource_options(run, None), run.candidates)
+            if isinstance(attempt, Reason):
+                return FilterOutcome(refused(attempt))
+            return FilterOutcome(PlacementResult(True), run)
+    if run.numa_policy != NUMATopologyPolicy.NONE:
+        return _admit(run)
+    return FilterOutcome(PlacementResult(True, notes=("NUMA topology policy none",)), run)
+
+
+# --- Score and Reserve ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """What allocateWithNominatedReservation / tryAllocateFromNode produced, and from where."""
+
+    allocation: Allocation
+    reusable: Mapping[int, Mapping[str, int]]
+    preferred_cpus: frozenset[int]
+
+
+def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
+    """The nominated reservation first (if it reserved NUMA resources or cpus), then the node."""
+    opts = resource_options(run, hint)
+    nominated = nominate(run.split, dict(run.state.requests))
+    if nominated is None and run.state.has_reservation_affinity:
+        return Reason(ReasonCheck.RESERVATION, message="no nominated reservation")
+    chosen = [
+        a
+        for a in run.ctx.restore.matched
+        if nominated is not None and a.reservation.uid == nominated.uid
+    ]
+    result = try_from_reservations(run.ctx, opts, chosen)
+    if isinstance(result, Reason):
+        return result
+    if result is not None:
+        alloc = chosen[0]
+        reusable = add_numa(
+            run.ctx.restore.unmatched_used, run.ctx.restore.matched_allocated, alloc.remained
+        )
+        return Placed(result, reusable, alloc.reserved_cpus)
+    from_node = try_from_node(run.ctx, opts)
+    if isinstance(from_node, Reason):
+        return from_node
+    return Placed(from_node, add_numa(run.ctx.restore.unmatched_used), frozenset())
+
+
+def _numa_score_inputs(run: NodeRun, placed: Placed) -> tuple[dict[str, int], dict[str, int]]:
+    """calculateAllocatableAndRequested: the chosen NUMA nodes, or the whole node."""
+    alloc, view, held = placed.allocation, run.ctx.view, run.ctx.state
+    if alloc.numa_resources:
+        _, allocated = available_numa(held, view, placed.reusable)
+        allocatable: dict[str, int] = {}
+        requested: dict[str, int] = {}
+        for numa, _ in alloc.numa_resources:
+            requested = add(requested, allocated.get(numa, {}))
+            allocatable = add(allocatable, view.resources_of(numa))
+    else:
+        allocatable, requested = dict(run.node.allocatable), dict(run.node.requested)
+    if alloc.cpuset:
+        _, still_held = available_cpus(held, view, placed.preferred_cpus - alloc.cpuset)
+        requested["cpu"] = len(still_held) * 1000
+    return allocatable, requested
+
+
+def score_node(run: NodeRun, hint: frozenset[int] | None) -> int | Reason:
+    """Plugin.Score: node-level LeastAllocated without a NUMA policy, else the chosen NUMAs."""
+    config = run.ctx.config
+    if run.request_cpu_bind and not run.ctx.view.topology.is_valid():
+        return 0
+    if run.numa_policy == NUMATopologyPolicy.NONE:
+        return resource_score(run.node.requested, run.node.allocatable, run.state.requests,
+                              config.resource_weights, config.scoring_strategy)  # fmt: skip
+    placed = place(run, hint)
+    if isinstance(placed, Reason):
+        return placed
+    allocatable, requested = _numa_score_inputs(run, placed)
+    return resource_score(
+        requested, allocatable, run.state.requests, config.resource_weights, config.scoring_strategy
+    )
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _quantity(name: str, amount: int, fmt: QuantityFormat) -> str:
+    return format_quantity(amount, fmt, milli=name == "cpu")
+
+
+def render_resource_status(allocation: Allocation, formats: Mapping[str, QuantityFormat]) -> str:
+    """scheduling.koordinator.sh/resource-status exactly as json.Marshal writes it."""
+    status: dict[str, object] = {}
+    if allocation.cpuset:
+        status["cpuset"] = format_cpuset(allocation.cpuset)
+    if allocation.numa_resources:
+        status["numaNodeResources"] = [
+            {"node": numa, "resources": {
+                name: _quantity(name, amount, formats.get(name, default_format(name)))
+                for name, amount in sorted(resources.items())
+            }}
+            for numa, resources in allocation.numa_resources
+        ]  # fmt: skip
+    return json.dumps(status, separators=(",", ":"))
+
+
+def resource_spec_writeback(run: NodeRun) -> str | None:
+    """appendResourceSpecIfMissed: the resource-spec PreBind writes back, if any."""
+    policy, required = cpu_bind_policy(run)
+    spec = run.pod.koord_resource_spec
+    if spec is None:
+        return None
+    values = {
+        "requiredCPUBindPolicy": spec.required_cpu_bind_policy,
+        "preferredCPUBindPolicy": spec.preferred_cpu_bind_policy,
+        "preferredCPUExclusivePolicy": spec.preferred_cpu_exclusive_policy,
+    }
+    changed = False
+    if required and values["requiredCPUBindPolicy"] in ("", CPUBindPolicy.DEFAULT):
+        values["requiredCPUBindPolicy"], changed = policy, True
+    if values["preferredCPUBindPolicy"] == CPUBindPolicy.DEFAULT:
+        values["preferredCPUBindPolicy"], changed = policy, True
+    if not values["requiredCPUBindPolicy"] and not values["preferredCPUBindPolicy"] and policy:
+        values["preferredCPUBindPolicy"], changed = policy, True
+    if not changed:
+        return None
+    return json.dumps({k: v for k, v in values.items() if v}, separators=(",", ":"))
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+
+def _filter_and_score(
+    node: NodeSnapshot, pod: PodSpec, conf: KoordConfig, reservations: Sequence[ReservationSnapshot]
+) -> tuple[PlacementResult, FilterOutcome, PodState]:
+    state = prefilter(pod, conf)
+    outcome = filter_node(node, pod, state, reservations, conf)
+    if not outcome.result.fits or outcome.run is None:
+        score = 0 if outcome.result.fits else None
+        return replace(outcome.result, score=score), outcome, state
+    scored = score_node(outcome.run, outcome.hint)
+    if isinstance(scored, Reason):
+        return replace(outcome.result, score=None, reasons=(scored,)), outcome, state
+    return replace(outcome.result, score=scored), outcome, state
+
+
+def evaluate(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    *,
+    config: KoordConfig | None = None,
+    reservations: Sequence[ReservationSnapshot] = (),
+) -> PlacementResult:
+    """PreFilter + Filter + Score for one node; no cpuset (see `allocate`).
+
+    A Score that fails (the allocation it re-runs cannot be made) fails the real
+    scheduling cycle: reported as score None with the reason.
+    """
+    return _filter_and_score(node, pod, config or KoordConfig(), reservations)[0]
+
+
+def allocate(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    *,
+    config: KoordConfig | None = None,
+    reservations: Sequence[ReservationSnapshot] = (),
+) -> PlacementResult:
+    """`evaluate`, then Reserve: the cpuset and NUMA amounts, and the PreBind annotations.
+
+    Reserve allocates only when the pod binds cpus or the node has a NUMA policy;
+    otherwise nothing is written, as upstream.
+    """
+    verdict, outcome, state = _filter_and_score(node, pod, config or KoordConfig(), reservations)
+    run = outcome.run
+    if not verdict.fits or run is None:
+        return verdict
+    if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
+        return verdict
+    placed = place(run, outcome.hint)
+    if isinstance(placed, Reason):
+        return refused(placed, notes=("Reserve failed",))
+    alloc = placed.allocation
+    annotations = {ANN_KOORD_RESOURCE_STATUS: render_resource_status(alloc, state.formats)}
+    spec = resource_spec_writeback(run) if run.request_cpu_bind else None
+    if spec is not None:
+        annotations[ANN_KOORD_RESOURCE_SPEC] = spec
+    zones = tuple(n for n, _ in alloc.numa_resources) or verdict.numa_zones
+    return replace(verdict, cpuset=alloc.cpuset, numa_zones=zones, annotations=annotations)

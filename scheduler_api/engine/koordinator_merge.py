@@ -1,0 +1,183 @@
+"""Koordinator's NUMA topology manager merge (frameworkext/topologymanager).
+
+The kubelet-style merge with koordinator's additions: a hint Score that breaks ties
+between equally wide hints, Unsatisfied hints, and the singleNUMANodeExclusive check
+against NUMA nodes already used by single- or multi-NUMA pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import product
+
+from scheduler_api.engine.snapshot import NUMATopologyPolicy
+
+__all__ = ["Hint", "MergeResult", "mask_str", "merge", "narrower"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """NUMATopologyHint; mask None is Go's nil affinity (any NUMA node)."""
+
+    mask: frozenset[int] | None
+    preferred: bool
+    score: int = 0
+    unsatisfied: bool = False
+
+
+def mask_value(mask: frozenset[int]) -> int:
+    return sum(1 << bit for bit in mask)
+
+
+def mask_str(mask: frozenset[int] | None) -> str:
+    """bitmask.String(): binary, padded to a multiple of 2 digits (Go's %v of the mask)."""
+    if mask is None:
+        return "<nil>"
+    value = mask_value(mask)
+    for shift in range(62, 0, -2):
+        if value > 1 << shift:
+            return format(value, f"0{shift + 2}b")
+    return format(value, "02b")
+
+
+def narrower(a: frozenset[int], b: frozenset[int]) -> bool:
+    """IsNarrowerThan: fewer NUMA nodes, or as many with a smaller mask value."""
+    if len(a) == len(b):
+        return mask_value(a) < mask_value(b)
+    return len(a) < len(b)
+
+
+def _summary(name: str, hints: Sequence[Hint]) -> str:
+    usable = [h for h in hints if not h.unsatisfied]
+    preferred = " ".join(mask_str(h.mask) for h in usable if h.preferred)
+    possible = " ".join(mask_str(h.mask) for h in usable)
+    return f"{name} prefer [{preferred}] among [{possible}]"
+
+
+def filter_provider_hints(
+    providers: Sequence[Mapping[str, Sequence[Hint] | None]],
+) -> tuple[list[list[Hint]], list[str], list[str]]:
+    """filterProvidersHints: (hint lists, Unsatisfied reasons, per-resource summaries).
+
+    A provider without hints, or a resource mapped to None, means "no preference"; a
+    resource mapped to an empty list cannot be satisfied anywhere.
+    """
+    lists, reasons, summary = [], [], []
+    for provider in providers:
+        if not provider:
+            lists.append([Hint(None, True)])
+            continue
+        for name in sorted(provider):
+            hints = provider[name]
+            if hints is None:
+                lists.append([Hint(None, True)])
+            elif not hints:
+                lists.append([Hint(None, False, unsatisfied=True)])
+                reasons.append(f"Unsatisfied NUMA {name}")
+            else:
+                summary.append(_summary(name, hints))
+                lists.append(list(hints))
+    return lists, reasons, sorted(summary)
+
+
+def merge_permutation(numa_nodes: Sequence[int], permutation: Sequence[Hint]) -> Hint:
+    """mergePermutation: AND of the masks; Unsatisfied when the AND lost NUMA nodes."""
+    preferred, satisfied, widest = True, True, 0
+    masks = [h.mask for h in permutation if h.mask is not None]
+    merged = frozenset(numa_nodes)
+    for hint in permutation:
+        if hint.mask is not None:
+            preferred = preferred and hint.mask == masks[0]
+            widest = max(widest, len(hint.mask))
+            merged &= hint.mask
+        preferred = preferred and hint.preferred
+        satisfied = satisfied and not hint.unsatisfied
+    satisfied = (not masks or widest == len(merged)) and satisfied
+    return Hint(merged, preferred, 0, not satisfied)
+
+
+def exclusive_ok(hint: Hint, exclusive: str, statuses: Sequence[str]) -> bool:
+    """checkExclusivePolicy for singleNUMANodeExclusive=Required."""
+    if hint.mask is None:
+        return False
+    if exclusive != "Required":
+        return True
+
+    def status(numa: int) -> str:
+        return statuses[numa] if 0 <= numa < len(statuses) else "idle"
+
+    if len(hint.mask) > 1:
+        return all(status(n) != "single" for n in hint.mask)
+    return status(min(hint.mask)) != "shared"
+
+
+def merge_filtered(
+    numa_nodes: Sequence[int],
+    lists: Sequence[Sequence[Hint]],
+    exclusive: str,
+    statuses: Sequence[str],
+) -> Hint:
+    """mergeFilteredHints: preferred first, then narrower, then (same width) higher score."""
+    best = Hint(frozenset(numa_nodes), False)
+    for permutation in product(*lists):
+        merged = merge_permutation(numa_nodes, permutation)
+        if not merged.mask:
+            continue
+        preferred = merged.preferred and exclusive_ok(merged, exclusive, statuses)
+        score = sum(h.score for h in permutation if h.mask is not None and h.mask == merged.mask)
+        merged = replace(merged, preferred=preferred, score=score)
+        if merged.preferred != best.preferred:
+            best = merged if merged.preferred else best
+            continue
+        if _better(merged, best):
+            best = merged
+    return best
+
+
+def _better(candidate: Hint, best: Hint) -> bool:
+    """Same preference: narrower wins; as wide wins only with a higher score."""
+    new, old = candidate.mask or frozenset(), best.mask or frozenset()
+    if narrower(new, old):
+        return True
+    return len(new) == len(old) and candidate.score > best.score
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    hint: Hint
+    admit: bool
+    reasons: tuple[str, ...] = ()
+
+
+def merge(
+    policy: str,
+    numa_nodes: Sequence[int],
+    providers: Sequence[Mapping[str, Sequence[Hint] | None]],
+    exclusive: str = "",
+    statuses: Sequence[str] = (),
+) -> MergeResult:
+    """Policy.Merge for BestEffort, Restricted and SingleNUMANode (one map per provider)."""
+    lists, reasons, summary = filter_provider_hints(providers)
+    everything = frozenset(numa_nodes)
+    if policy == NUMATopologyPolicy.SINGLE_NUMA_NODE:
+        if reasons:
+            return MergeResult(Hint(None, False), False, tuple(reasons))
+        single = [
+            [h for h in hl if h.preferred and (h.mask is None or len(h.mask) == 1)] for hl in lists
+        ]
+        best = merge_filtered(numa_nodes, single, exclusive, statuses)
+        if best.mask == everything:
+            best = Hint(None, best.preferred)
+        cause = f"Unaligned NUMA Hint cause {','.join(summary)}"
+        return MergeResult(best, best.preferred, () if best.preferred else (cause,))
+    if policy == NUMATopologyPolicy.RESTRICTED:
+        if reasons:
+            return MergeResult(Hint(everything, False), False, tuple(reasons))
+        best = merge_filtered(numa_nodes, lists, exclusive, statuses)
+        cause = f"Unaligned NUMA Hint cause {' & '.join(summary)}"
+        return MergeResult(best, best.preferred, () if best.preferred else (cause,))
+    best = merge_filtered(numa_nodes, lists, exclusive, statuses)
+    if best.unsatisfied:
+        best = Hint(everything, best.preferred)
+    return MergeResult(best, True)

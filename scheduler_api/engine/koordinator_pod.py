@@ -1,0 +1,155 @@
+"""Koordinator PreFilter: what the pod asks for, read the way koord-scheduler reads it.
+
+Reproduces the PreFilter of nodenumaresource/plugin.go, AllowUseCPUSet (util.go),
+koordinator's priority classes (apis/extension/priority.go) and the Kubernetes
+resourceapi.PodRequests it relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from scheduler_api.engine.koordinator_state import KoordConfig, add
+from scheduler_api.engine.results import QuantityFormat, Reason, ReasonCheck
+from scheduler_api.engine.snapshot import (
+    ContainerSpec,
+    CPUBindPolicy,
+    KoordPriorityClass,
+    KoordQoSClass,
+    PodSpec,
+)
+
+ERR_INVALID_CPUS = "the requested CPUs must be integer"
+BINARY_BY_DEFAULT = ("memory", "hugepages-", "ephemeral-storage")
+BIND_POLICIES = (CPUBindPolicy.FULL_PCPUS, CPUBindPolicy.SPREAD_BY_PCPUS)
+
+
+def default_format(name: str) -> QuantityFormat:
+    binary = name.startswith(BINARY_BY_DEFAULT)
+    return QuantityFormat.BINARY_SI if binary else QuantityFormat.DECIMAL_SI
+
+
+def pod_requests(pod: PodSpec) -> tuple[dict[str, int], dict[str, QuantityFormat]]:
+    """resourceapi.PodRequests (sidecars, largest init, overhead) and each sum's Format.
+
+    A sum keeps the Format of its first non-zero term, as Quantity.Add does; a larger
+    init container replaces the sum with a copy of its own quantity.
+    """
+    reqs: dict[str, int] = {}
+    formats: dict[str, QuantityFormat] = {}
+
+    def fmt(container: ContainerSpec, name: str) -> QuantityFormat:
+        return container.quantity_formats.get(name, default_format(name))
+
+    def add_into(container: ContainerSpec) -> None:
+        for name, amount in container.requests.items():
+            if reqs.get(name, 0) == 0:
+                formats[name] = fmt(container, name)
+            reqs[name] = reqs.get(name, 0) + amount
+
+    for container in pod.containers:
+        add_into(container)
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, tuple[int, QuantityFormat]] = {}
+    for container in pod.init_containers:
+        if container.restart_policy == "Always":
+            add_into(container)
+            sidecars = add(sidecars, container.requests)
+            effective = dict(sidecars)
+        else:
+            effective = add(container.requests, sidecars)
+        for name, amount in effective.items():
+            if name not in init_max or amount > init_max[name][0]:
+                init_max[name] = (amount, fmt(container, name))
+    for name, (amount, init_fmt) in init_max.items():
+        if name not in reqs or amount > reqs[name]:
+            reqs[name], formats[name] = amount, init_fmt
+    for name, amount in pod.overhead.items():
+        formats.setdefault(name, default_format(name))
+        reqs[name] = reqs.get(name, 0) + amount
+    return reqs, formats
+
+
+def priority_class(pod: PodSpec) -> KoordPriorityClass:
+    """GetPriorityClass: koordinator's ranges of spec.priority."""
+    ranges = (
+        (9000, 9999, KoordPriorityClass.PROD),
+        (7000, 7999, KoordPriorityClass.MID),
+        (5000, 5999, KoordPriorityClass.BATCH),
+        (3000, 3999, KoordPriorityClass.FREE),
+    )
+    if pod.priority is None:
+        return KoordPriorityClass.NONE
+    return next(
+        (c for low, high, c in ranges if low <= pod.priority <= high), KoordPriorityClass.NONE
+    )
+
+
+def allow_use_cpuset(pod: PodSpec) -> bool:
+    """AllowUseCPUSet: LSE/LSR pods of koord-prod priority (LSE/LSR default to prod)."""
+    qos = pod.koord_qos_class
+    return qos in (KoordQoSClass.LSE, KoordQoSClass.LSR) and priority_class(pod) in (
+        KoordPriorityClass.PROD,
+        KoordPriorityClass.NONE,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """preFilterState (plus the request formats needed to render resource-status)."""
+
+    requests: Mapping[str, int]
+    formats: Mapping[str, QuantityFormat]
+    num_cpus_needed: int = 0
+    skip: bool = False
+    error: Reason | None = None
+    request_cpu_bind: bool = False
+    required_cpu_bind_policy: str = ""
+    preferred_cpu_bind_policy: str = ""
+    preferred_cpu_exclusive_policy: str = ""
+    pod_numa_policy: str = ""
+    pod_numa_exclusive: str = ""
+    has_reservation_affinity: bool = False
+
+
+def prefilter(pod: PodSpec, config: KoordConfig) -> PodState:
+    """PreFilter: requests, the pod's NUMA spec and, for LSE/LSR, its bind policies."""
+    requests, formats = pod_requests(pod)
+    spec, numa_spec = pod.koord_resource_spec, pod.koord_numa_topology_spec
+    if spec is None or numa_spec is None:
+        bad = Reason(
+            ReasonCheck.INVALID_ANNOTATION,
+            message="resource-spec or numa-topology-spec is not valid JSON",
+        )
+        return PodState(requests, formats, error=bad)
+    if not any(requests.values()):
+        return PodState(requests, formats, skip=True)
+    cpu = requests.get("cpu", 0)
+    state = PodState(
+        requests, formats, num_cpus_needed=cpu // 1000, pod_numa_policy=numa_spec[0],
+        pod_numa_exclusive=numa_spec[1], has_reservation_affinity=pod.has_reservation_affinity,
+    )  # fmt: skip
+    if not allow_use_cpuset(pod):
+        return state
+    preferred = spec.preferred_cpu_bind_policy
+    if preferred in ("", CPUBindPolicy.DEFAULT):
+        preferred = config.default_cpu_bind_policy
+    required = spec.required_cpu_bind_policy
+    if required == CPUBindPolicy.DEFAULT:
+        required = config.default_cpu_bind_policy
+    policy = required or preferred
+    if policy not in BIND_POLICIES:
+        return state
+    if cpu % 1000 != 0:
+        return replace(
+            state,
+            error=Reason(ReasonCheck.INVALID_CPU_REQUEST, resource="cpu", message=ERR_INVALID_CPUS),
+        )
+    if cpu == 0:
+        return state
+    return replace(
+        state, request_cpu_bind=True, required_cpu_bind_policy=required,
+        preferred_cpu_bind_policy=policy,
+        preferred_cpu_exclusive_policy=spec.preferred_cpu_exclusive_policy,
+    )  # fmt: skip

@@ -1,0 +1,203 @@
+"""What every scheduler reproduction returns, and how values are rendered the Go way.
+
+`PlacementResult` is the one result type shared by the scheduler-plugins, Crane and
+Koordinator reproductions, so a caller can evaluate a pod against any of them
+uniformly. Every refusal carries machine-readable `Reason`s.
+
+The rendering helpers reproduce `resource.Quantity.String()` and the Linux cpuset
+list format, because annotation values written by the schedulers must match
+byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+EMPTY_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
+
+
+class ReasonCheck(StrEnum):
+    """Which check refused the pod (or why a score could not be computed)."""
+
+    NO_TOPOLOGY = "no-topology"
+    INVALID_ANNOTATION = "invalid-annotation"
+    MISSING_ON_NODE = "missing-on-node"
+    SINGLE_NUMA_NODE = "single-numa-node"
+    INSUFFICIENT_NUMA = "insufficient-numa"
+    POLICY_MISMATCH = "numa-topology-policy-mismatch"
+    INVALID_CPU_REQUEST = "invalid-cpu-request"
+    INVALID_CPU_TOPOLOGY = "invalid-cpu-topology"
+    SMT_ALIGNMENT = "smt-alignment"
+    CPU_BIND_POLICY_CONFLICT = "cpu-bind-policy-conflict"
+    UNSATISFIED_NUMA = "unsatisfied-numa-resource"
+    UNALIGNED_HINT = "numa-hint-unaligned"
+    INSUFFICIENT_CPUS = "insufficient-cpus"
+    RESERVATION = "reservation"
+    SCORE_UNDEFINED = "score-undefined"
+
+
+MEMORY_LIKE_PREFIXES = ("memory", "hugepages-", "ephemeral-storage", "storage")
+
+
+def human_amount(resource: str, amount: int) -> str:
+    """An amount in base units written for a person: cores for cpu, binary units for bytes."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource.startswith(MEMORY_LIKE_PREFIXES):
+        return format_quantity(amount, QuantityFormat.BINARY_SI)
+    return str(amount)
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One machine-readable cause: which check, on which NUMA zone, which resource, by how much.
+
+    `short_by` is in base units (cpu millicores, bytes, device counts). `message` keeps
+    the upstream status text verbatim when there is one.
+    """
+
+    check: ReasonCheck
+    numa_id: int | None = None
+    resource: str | None = None
+    short_by: int | None = None
+    container: str | None = None
+    message: str = ""
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        if self.resource is not None and self.short_by is not None:
+            parts.append(f"{self.resource} short by {human_amount(self.resource, self.short_by)}")
+        elif self.resource is not None:
+            parts.append(f"{self.resource} unavailable")
+        if self.numa_id is not None:
+            parts.append(f"on zone {self.numa_id}")
+        if self.container is not None:
+            parts.append(f"for container {self.container}")
+        core = " ".join(parts) or self.message or str(self.check)
+        return f"{core}; {self.check}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementResult:
+    """The verdict of one scheduler on one node for one pod.
+
+    `score` is the plugin's raw 0-100 node score before normalisation, or None when the
+    node was filtered out or the score is undefined. `numa_zones` are the NUMA ids the
+    scheduler chose (empty when it chose none). `cpuset` is only filled by an
+    allocation step. `annotations` holds what the scheduler would write on the pod.
+    `notes` explain passes that are not obvious (plugin skipped, policy none, ...).
+    """
+
+    fits: bool
+    score: int | None = None
+    reasons: tuple[Reason, ...] = ()
+    numa_zones: tuple[int, ...] = ()
+    cpuset: frozenset[int] | None = None
+    annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_ANNOTATIONS)
+    notes: tuple[str, ...] = ()
+
+
+def refused(*reasons: Reason, notes: tuple[str, ...] = ()) -> PlacementResult:
+    """A filtered-out node."""
+    return PlacementResult(fits=False, reasons=reasons, notes=notes)
+
+
+# --- Go rendering helpers -------------------------------------------------------------
+
+
+class QuantityFormat(StrEnum):
+    """`resource.Format` of a Kubernetes Quantity; it decides how the value is printed."""
+
+    DECIMAL_SI = "DecimalSI"
+    BINARY_SI = "BinarySI"
+    DECIMAL_EXPONENT = "DecimalExponent"
+
+
+BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P"}
+DECIMAL_SUFFIXES[18] = "E"
+
+
+def quantity_format_of(text: str) -> QuantityFormat:
+    """The Format Go's ParseQuantity assigns to a quantity string ("8Gi" -> BinarySI)."""
+    body = text.strip().lstrip("+-")
+    suffix = body.lstrip("0123456789.")
+    if suffix in BINARY_SUFFIXES[1:]:
+        return QuantityFormat.BINARY_SI
+    if len(suffix) > 1 and suffix[0] in "eE":
+        return QuantityFormat.DECIMAL_EXPONENT
+    return QuantityFormat.DECIMAL_SI
+
+
+def _strip_factors(value: int, base: int) -> tuple[int, int]:
+    times = 0
+    while value != 0 and value % base == 0:
+        value //= base
+        times += 1
+    return value, times
+
+
+def _go_mod(a: int, b: int) -> int:
+    """Go's `%`: the result takes the sign of the dividend."""
+    r = abs(a) % b
+    return -r if a < 0 else r
+
+
+def _decimal_canonical(value: int, scale: int, fmt: QuantityFormat) -> str:
+    amount, times = _strip_factors(value, 10)
+    exponent = scale + times
+    if _go_mod(exponent, 3) in (1, -2):
+        amount, exponent = amount * 10, exponent - 1
+    elif _go_mod(exponent, 3) in (2, -1):
+        amount, exponent = amount * 100, exponent - 2
+    if fmt is QuantityFormat.DECIMAL_EXPONENT:
+        return f"{amount}e{exponent}" if exponent else str(amount)
+    return f"{amount}{DECIMAL_SUFFIXES[exponent]}"
+
+
+def format_quantity(value: int, fmt: QuantityFormat, *, milli: bool = False) -> str:
+    """`resource.Quantity.String()` of `value` (or `value` thousandths when `milli`).
+
+    Reproduces CanonicalizeBytes: BinarySI falls back to DecimalSI below 1024 or when
+    the value is fractional; decimal mantissas drop trailing zeros in groups of three.
+    """
+    if value == 0:
+        return "0"
+    scale = -3 if milli else 0
+    if fmt is QuantityFormat.BINARY_SI:
+        exact = not milli or value % 1000 == 0
+        whole = value // 1000 if milli else value
+        if exact and not -1024 < whole < 1024:
+            amount, exponent = _strip_factors(whole, 1024)
+            return f"{amount}{BINARY_SUFFIXES[min(exponent, 6)]}"
+        fmt = QuantityFormat.DECIMAL_SI
+    return _decimal_canonical(value, scale, fmt)
+
+
+def format_cpuset(cpus: Iterable[int]) -> str:
+    """Linux cpu list format, as `cpuset.CPUSet.String()`: "0-3,8,10-11"."""
+    ordered = sorted(set(cpus))
+    ranges: list[str] = []
+    start = prev = None
+    for cpu in ordered:
+        if prev is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        if start is not None:
+            ranges.append(f"{start}-{prev}" if start != prev else str(start))
+        start = prev = cpu
+    if start is not None:
+        ranges.append(f"{start}-{prev}" if start != prev else str(start))
+    return ",".join(ranges)
+
+
+def parse_cpuset(text: str) -> frozenset[int]:
+    """Parse a Linux cpu list ("0-3,8"); the empty string is the empty set."""
+    cpus: set[int] = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return frozenset(cpus)
