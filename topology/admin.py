@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from topology.models import (
@@ -54,9 +55,12 @@ class ClusterAdmin(admin.ModelAdmin):
     list_display = ["name", "description", "node_count", "last_imported_at"]
     search_fields = ["name"]
 
-    @admin.display(description="nodes")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cluster]:
+        return super().get_queryset(request).annotate(node_total=Count("nodes"))
+
+    @admin.display(description="nodes", ordering="node_total")
     def node_count(self, obj: Cluster) -> int:
-        return obj.nodes.count()
+        return obj.node_total  # type: ignore[attr-defined]
 
 
 class ZoneInline(ReadOnlyInline):

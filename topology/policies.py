@@ -8,38 +8,31 @@
 - koord-scheduler: a non-empty node label `node.koordinator.sh/numa-topology-policy`
   beats the NRT; from the NRT only `BestEffort`, `Restricted` and
   `SingleNUMANodePodLevel` are recognised, any other value silently means none.
+
+The scheduler-plugins and Koordinator rules live in the engine; this module
+only maps their answers onto the mirror's fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from topology.choices import Flavour, KoordNUMATopologyPolicy
+from scheduler_api.engine.koordinator_state import nrt_numa_policy
+from scheduler_api.engine.nrt_match import resolve_topology_manager
+from scheduler_api.engine.snapshot import NUMATopologyPolicy
+from topology.choices import Flavour
 from topology.choices import TopologyManagerPolicy as Policy
 from topology.choices import TopologyManagerScope as Scope
 
 DEFAULT_MAX_NUMA_NODES = 8
-LIMIT_NUMA_NODES = 1024
 KOORD_NUMA_POLICY_LABEL = "node.koordinator.sh/numa-topology-policy"
 _OPTION_PREFIX = "topologyManagerOption"
 
-_LEVELLED = {
-    "SingleNUMANodePodLevel": (Policy.SINGLE_NUMA_NODE, Scope.POD),
-    "SingleNUMANodeContainerLevel": (Policy.SINGLE_NUMA_NODE, Scope.CONTAINER),
-    "RestrictedPodLevel": (Policy.RESTRICTED, Scope.POD),
-    "RestrictedContainerLevel": (Policy.RESTRICTED, Scope.CONTAINER),
-    "BestEffortPodLevel": (Policy.BEST_EFFORT, Scope.POD),
-    "BestEffortContainerLevel": (Policy.BEST_EFFORT, Scope.CONTAINER),
-}
-_KOORD_LABEL = {
-    KoordNUMATopologyPolicy.BEST_EFFORT: Policy.BEST_EFFORT,
-    KoordNUMATopologyPolicy.RESTRICTED: Policy.RESTRICTED,
-    KoordNUMATopologyPolicy.SINGLE_NUMA_NODE: Policy.SINGLE_NUMA_NODE,
-}
-_KOORD_NRT = {
-    "BestEffort": Policy.BEST_EFFORT,
-    "Restricted": Policy.RESTRICTED,
-    "SingleNUMANodePodLevel": Policy.SINGLE_NUMA_NODE,
+# Koordinator's NUMA policy names → the kubelet-style names the mirror stores.
+_KOORD_TO_TM = {
+    NUMATopologyPolicy.BEST_EFFORT: Policy.BEST_EFFORT,
+    NUMATopologyPolicy.RESTRICTED: Policy.RESTRICTED,
+    NUMATopologyPolicy.SINGLE_NUMA_NODE: Policy.SINGLE_NUMA_NODE,
 }
 
 
@@ -67,34 +60,14 @@ def resolve_policy(
 
 
 def resolve_scheduler_plugins(policies: list[str], attributes: dict[str, str]) -> ResolvedPolicy:
-    policy, scope = (
-        _LEVELLED.get(policies[0], (Policy.NONE, Scope.CONTAINER))
-        if policies
-        else (
-            Policy.NONE,
-            Scope.CONTAINER,
-        )
-    )
-    if attributes.get("topologyManagerPolicy") in Policy.values:
-        policy = Policy(attributes["topologyManagerPolicy"])
-    if attributes.get("topologyManagerScope") in Scope.values:
-        scope = Scope(attributes["topologyManagerScope"])
+    """The engine's scheduler-plugins resolution, plus the options the mirror keeps."""
+    config = resolve_topology_manager(policies, attributes)
     return ResolvedPolicy(
-        policy=policy,
-        scope=scope,
-        max_numa_nodes=_max_numa_nodes(attributes.get("topologyManagerMaxNUMANodes")),
+        policy=config.policy.value,
+        scope=config.scope.value,
+        max_numa_nodes=config.max_numa_nodes,
         options={k: v for k, v in attributes.items() if k.startswith(_OPTION_PREFIX)},
     )
-
-
-def _max_numa_nodes(raw: str | None) -> int:
-    try:
-        value = int(raw) if raw is not None else DEFAULT_MAX_NUMA_NODES
-    except ValueError:
-        return DEFAULT_MAX_NUMA_NODES
-    if value <= 1:
-        return DEFAULT_MAX_NUMA_NODES
-    return min(value, LIMIT_NUMA_NODES)
 
 
 def resolve_crane(crane_topology_policy: str) -> ResolvedPolicy:
@@ -104,8 +77,6 @@ def resolve_crane(crane_topology_policy: str) -> ResolvedPolicy:
 
 
 def resolve_koordinator(policies: list[str], node_labels: dict[str, str]) -> ResolvedPolicy:
-    label = node_labels.get(KOORD_NUMA_POLICY_LABEL, "")
-    if label:
-        return ResolvedPolicy(_KOORD_LABEL.get(label, Policy.NONE), Scope.POD)
-    nrt_value = policies[0] if policies else ""
-    return ResolvedPolicy(_KOORD_NRT.get(nrt_value, Policy.NONE), Scope.POD)
+    """A non-empty label wins; otherwise the engine's reading of the NRT list."""
+    koord_policy = node_labels.get(KOORD_NUMA_POLICY_LABEL, "") or nrt_numa_policy(policies)
+    return ResolvedPolicy(_KOORD_TO_TM.get(koord_policy, Policy.NONE), Scope.POD)

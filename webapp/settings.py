@@ -116,7 +116,6 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 # Task outcomes that matter are stored in our own models, so no result backend.
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE

@@ -11,7 +11,7 @@ cpu_accumulator.go. Two upstream quirks are kept on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from scheduler_api.engine.errors import AllocationError
@@ -178,6 +178,26 @@ def _score_order(acc: Accumulator, score: int) -> int:
     return score if acc.prefer_fewer() else -score
 
 
+def _whole_cores_grouped(
+    acc: Accumulator,
+    cores: dict[int, list[int]],
+    full_only: bool,
+    group_of: Callable[[CPUInfo], int],
+) -> dict[int, list[int]]:
+    """Cores per group (NUMA node or socket), each group's CPUs in the strategy's core
+    order; with full_only, cores missing a sibling are left out."""
+    grouped: dict[int, list[int]] = {}
+    for core, cpus in cores.items():
+        if full_only and len(cpus) != acc.topology.cpus_per_core():
+            continue
+        grouped.setdefault(group_of(acc.allocatable[cpus[0]]), []).append(core)
+    result: dict[int, list[int]] = {}
+    for group, group_cores in grouped.items():
+        _sort_cores(acc, group_cores, cores)
+        result[group] = [cpu for core in group_cores for cpu in sorted(cores[core])]
+    return result
+
+
 def free_cores_in_node(
     acc: Accumulator, full_only: bool, filter_exclusive: bool
 ) -> list[list[int]]:
@@ -189,15 +209,7 @@ def free_cores_in_node(
             continue
         cores.setdefault(info.core, []).append(info.cpu)
         socket_free[info.socket] = socket_free.get(info.socket, 0) + 1
-    by_node: dict[int, list[int]] = {}
-    for core, cpus in cores.items():
-        if full_only and len(cpus) != acc.topology.cpus_per_core():
-            continue
-        by_node.setdefault(acc.allocatable[cpus[0]].node, []).append(core)
-    cpus_by_node: dict[int, list[int]] = {}
-    for node, node_cores in by_node.items():
-        _sort_cores(acc, node_cores, cores)
-        cpus_by_node[node] = [cpu for core in node_cores for cpu in sorted(cores[core])]
+    cpus_by_node = _whole_cores_grouped(acc, cores, full_only, lambda info: info.node)
 
     def key(node: int) -> tuple[int, int, int]:
         socket = acc.allocatable[cpus_by_node[node][0]].socket
@@ -215,15 +227,7 @@ def free_cores_in_socket(acc: Accumulator, full_only: bool) -> list[list[int]]:
     cores: dict[int, list[int]] = {}
     for info in acc.allocatable.values():
         cores.setdefault(info.core, []).append(info.cpu)
-    by_socket: dict[int, list[int]] = {}
-    for core, cpus in cores.items():
-        if full_only and len(cpus) != acc.topology.cpus_per_core():
-            continue
-        by_socket.setdefault(acc.allocatable[cpus[0]].socket, []).append(core)
-    cpus_by_socket: dict[int, list[int]] = {}
-    for socket, socket_cores in by_socket.items():
-        _sort_cores(acc, socket_cores, cores)
-        cpus_by_socket[socket] = [cpu for core in socket_cores for cpu in sorted(cores[core])]
+    cpus_by_socket = _whole_cores_grouped(acc, cores, full_only, lambda info: info.socket)
     order = sorted(cpus_by_socket, key=lambda s: (_score_order(acc, len(cpus_by_socket[s])), s))
     return [cpus_by_socket[s] for s in order]
 

@@ -296,35 +296,39 @@ def filter_node(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
 ScoreFn = Callable[[Mapping[str, int], Mapping[str, int], NRTMatchConfig], int]
 
 
-def least_allocated(
-    requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
+def _weighted_mean(
+    requested: Mapping[str, int],
+    numa: Mapping[str, int],
+    conf: NRTMatchConfig,
+    ratio: Callable[[int, int], int],
 ) -> int:
-    """leastAllocatedScoreStrategy: weighted mean of (avail - req) * 100 / avail."""
+    """Weighted mean of ratio(request, available) over requested resources, as both
+    allocation strategies compute it; a request that does not fit scores 0."""
     total = weights = 0
     for resource, amount in requested.items():
         capacity = numa.get(resource, 0)
         score = 0
         if capacity != 0 and amount <= capacity:
-            cap_v = go_value(resource, capacity)
-            score = (cap_v - go_value(resource, amount)) * MAX_NODE_SCORE // cap_v
+            score = ratio(go_value(resource, amount), go_value(resource, capacity))
         total += score * conf.weight(resource)
         weights += conf.weight(resource)
     return total // weights if weights else GO_MIN_INT64
+
+
+def least_allocated(
+    requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
+) -> int:
+    """leastAllocatedScoreStrategy: weighted mean of (avail - req) * 100 / avail."""
+    return _weighted_mean(
+        requested, numa, conf, lambda req, cap: (cap - req) * MAX_NODE_SCORE // cap
+    )
 
 
 def most_allocated(
     requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
 ) -> int:
     """mostAllocatedScoreStrategy: weighted mean of req * 100 / avail."""
-    total = weights = 0
-    for resource, amount in requested.items():
-        capacity = numa.get(resource, 0)
-        score = 0
-        if capacity != 0 and amount <= capacity:
-            score = go_value(resource, amount) * MAX_NODE_SCORE // go_value(resource, capacity)
-        total += score * conf.weight(resource)
-        weights += conf.weight(resource)
-    return total // weights if weights else GO_MIN_INT64
+    return _weighted_mean(requested, numa, conf, lambda req, cap: req * MAX_NODE_SCORE // cap)
 
 
 def gonum_variance(values: Sequence[float]) -> float:

@@ -24,9 +24,8 @@ _SKIP = {"id", "observed_at", "cluster", "node", "pod", "topology", "zone", "con
 
 def _row(obj: Any) -> dict[str, Any]:
     data = model_to_dict(obj)
-    for name in ("cpu_table",):
-        if name in data:
-            data[name] = bytes(data[name])
+    if "cpu_table" in data:
+        data["cpu_table"] = bytes(data["cpu_table"])
     return {k: v for k, v in data.items() if k not in _SKIP}
 
 

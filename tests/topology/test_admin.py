@@ -1,6 +1,8 @@
 """Admin shows the mirror read-only, with filters and node search; desired policy is editable."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from topology.models import Node
@@ -68,3 +70,17 @@ def test_overview_lists_nodes_with_zone_cpu(client):
     import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
     page = client.get("/").content.decode()
     assert "worker-01" in page and "node-0: 2 / 52" in page
+
+
+def test_cluster_list_queries_do_not_grow_with_clusters(admin_client):
+    from topology.models import Cluster
+
+    url = reverse("admin:topology_cluster_changelist")
+    Cluster.objects.create(name="one")
+    admin_client.get(url)
+    with CaptureQueriesContext(connection) as one:
+        admin_client.get(url)
+    Cluster.objects.bulk_create(Cluster(name=f"c{i}") for i in range(6))
+    with CaptureQueriesContext(connection) as seven:
+        admin_client.get(url)
+    assert len(seven) == len(one)

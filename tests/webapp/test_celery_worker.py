@@ -19,7 +19,6 @@ from django.db import connection
 from tests.conftest import sample_path
 from topology.models import Cluster, Node
 from topology.tasks import import_files
-from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +67,6 @@ def worker(tmp_path):
 
 
 def test_a_real_worker_imports_a_file_sent_through_the_broker(worker):
-    app.conf.task_always_eager = False
     import_files.delay("via-worker", [str(sample_path("node-crane.json"))])
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler_api.engine.snapshot import Flavour
+
 from .hardware import HardwareShape
 from .ledger import NodeLedger, ZoneLedger
-from .plan import Flavour, NodePlan, NodeReservation
+from .plan import NodePlan, NodeReservation
 from .quantity import CPU, GIB, GPU, MEMORY, MIB
 
 KUBE_RESERVED_MEMORY = 4 * GIB

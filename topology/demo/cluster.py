@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from scheduler_api.engine.snapshot import Flavour
+
 from .capacity import build_ledger, koordinator_cpus
 from .general_pods import add_daemonsets, add_finished_job, add_shared_pool_pods
 from .koordinator import KoordinatorNode
@@ -22,7 +24,7 @@ from .place_crane import SCHEDULER as CRANE_SCHEDULER
 from .place_crane import finished_crane_result, populate_crane
 from .place_upstream import SCHEDULER as TOPOLOGY_AWARE_SCHEDULER
 from .place_upstream import populate_upstream
-from .plan import Flavour, NodePlan, plan_nodes
+from .plan import NodePlan, plan_nodes
 from .pods import OwnerKind, PodDraft, render_pod
 from .qos_config import render_slo_controller_config
 from .reservations import ReservationDraft, ReservationRole, pending_reservation, render_reservation

@@ -7,12 +7,14 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from scheduler_api.engine.snapshot import Flavour
+
 from .capacity import KoordinatorCpus
 from .cpuset import format_cpulist
 from .hardware import Vendor
 from .ledger import NodeLedger
 from .meta import NODES_CREATED, SNAPSHOT_TIME, DemoContext, timestamp
-from .plan import Flavour, NodePlan, NodeReservation
+from .plan import NodePlan, NodeReservation
 from .quantity import CPU, MEMORY, format_kib
 
 EPHEMERAL_CAPACITY = "936253956Ki"

@@ -6,10 +6,11 @@ import hashlib
 from datetime import timedelta
 from typing import Any
 
+from scheduler_api.engine.snapshot import Flavour
+
 from .ledger import NodeLedger, ZoneLedger
 from .meta import NODES_CREATED, DemoContext
 from .nrt_common import NRT_KIND, zone_costs
-from .plan import Flavour
 from .pods import PodDraft
 from .qos import exclusive_cpus, pod_qos_class
 from .quantity import CPU, GPU, MEMORY

@@ -7,9 +7,11 @@ policy and scope decide whether a pod (or each container) must fit one zone.
 
 from __future__ import annotations
 
+from scheduler_api.engine.snapshot import TopologyManagerPolicy as TopologyPolicy
+from scheduler_api.engine.snapshot import TopologyManagerScope as TopologyScope
+
 from .ledger import NodeLedger, ZoneLedger
 from .meta import DemoContext
-from .plan import TopologyPolicy, TopologyScope
 from .pods import PodDraft
 from .qos import QosClass, pod_qos_class
 from .quantity import CPU, GPU, MEMORY

@@ -9,28 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine.snapshot import TopologyManagerPolicy as TopologyPolicy
+from scheduler_api.engine.snapshot import TopologyManagerScope as TopologyScope
+
 from .hardware import FAMILIES, FAMILY_WEIGHTS, HardwareShape
 
 MIN_NODES = len(FAMILIES)
-
-
-class Flavour(StrEnum):
-    UPSTREAM_V1ALPHA2 = "upstream-v1alpha2"
-    UPSTREAM_V1ALPHA1 = "upstream-v1alpha1"
-    CRANE = "crane"
-    KOORDINATOR = "koordinator"
-
-
-class TopologyPolicy(StrEnum):
-    NONE = "none"
-    BEST_EFFORT = "best-effort"
-    RESTRICTED = "restricted"
-    SINGLE_NUMA_NODE = "single-numa-node"
-
-
-class TopologyScope(StrEnum):
-    CONTAINER = "container"
-    POD = "pod"
 
 
 class NodeReservation(StrEnum):

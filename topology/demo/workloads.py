@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler_api.engine.snapshot import Flavour
+
 from .meta import DemoContext
-from .plan import Flavour, NodePlan
+from .plan import NodePlan
 from .pods import ContainerDraft, OwnerKind, PodDraft, guaranteed, new_pod
 from .quantity import CPU, GIB, GPU, MEMORY, MIB
 

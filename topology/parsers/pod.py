@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.choices import AllocationSource, QOSClass
+from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
+from topology.choices import AllocationSource
 from topology.parsers.cpulist import parse_cpulist
 from topology.parsers.fields import Reader
 from topology.parsers.node import tracked
@@ -16,7 +17,6 @@ CRANE_TOPOLOGY_RESULT = "topology.crane.io/topology-result"
 KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 _CRANE_ZONE = re.compile(r"^node(\d+)$")
-_COMPUTE = ("cpu", "memory")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def parse_pod(obj: Any) -> PodRecord:
         node_name=reader.get("spec.nodeName", str, default=""),
         phase=reader.get("status.phase", str, default="Pending"),
         qos_class=reader.get("status.qosClass", str, default="")
-        or qos_class_of(containers + init_containers),
+        or qos_class_of(containers, init_containers),
         scheduler_name=reader.get("spec.schedulerName", str, default="default-scheduler"),
         priority=reader.get("spec.priority", int, default=None),
         labels=reader.string_map("metadata.labels"),
@@ -91,17 +91,21 @@ def parse_pod(obj: Any) -> PodRecord:
     )
 
 
-def qos_class_of(containers: tuple[ContainerRecord, ...]) -> str:
-    """Kubernetes' QoS rule: Guaranteed iff every container has cpu and memory limit == request."""
-    if not any(c.requests or c.limits for c in containers):
-        return QOSClass.BEST_EFFORT
-    for container in containers:
-        for resource in _COMPUTE:
-            limit = container.limits.get(resource)
-            request = container.requests.get(resource, limit)
-            if limit is None or request != limit:
-                return QOSClass.BURSTABLE
-    return QOSClass.GUARANTEED
+def qos_class_of(
+    containers: tuple[ContainerRecord, ...], init_containers: tuple[ContainerRecord, ...] = ()
+) -> str:
+    """Kubernetes' QoS class, by the engine's rule (used when status.qosClass is absent)."""
+
+    def spec(record: ContainerRecord) -> ContainerSpec:
+        return ContainerSpec(record.name, record.requests, record.limits)
+
+    pod = PodSpec(
+        namespace="",
+        name="",
+        containers=tuple(map(spec, containers)),
+        init_containers=tuple(map(spec, init_containers)),
+    )
+    return pod.qos_class.value
 
 
 def _containers(reader: Reader, path: str, *, required: bool) -> tuple[ContainerRecord, ...]:
