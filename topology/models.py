@@ -379,3 +379,33 @@ class NodePolicy(models.Model):
 
     def __str__(self) -> str:
         return f"desired policy of {self.node}"
+
+
+class NodeFigures(models.Model):
+    """Derived per-node capacity, recomputed periodically from the mirror by the engine.
+
+    Stored so that the dashboard and the API can filter 5,000 nodes by "a zone with
+    at least N free exclusive CPUs" in one indexed query.
+    """
+
+    node = models.OneToOneField(
+        Node, on_delete=models.CASCADE, primary_key=True, related_name="figures"
+    )
+    computed_at = models.DateTimeField()
+    free_cpus_by_zone = models.JSONField(
+        default=dict, help_text="free exclusive CPUs per NUMA id (keys are strings)"
+    )
+    free_cpus_total = models.PositiveIntegerField(default=0)
+    max_free_cpus_in_one_zone = models.PositiveIntegerField(default=0, db_index=True)
+    largest_exclusive_pod = models.JSONField(
+        default=dict, help_text="largest exclusive pod (CPUs) admitted, per Topology Manager policy"
+    )
+    largest_exclusive_pod_own_policy = models.PositiveIntegerField(
+        default=0, help_text="the same under the node's own policy"
+    )
+
+    class Meta:
+        verbose_name_plural = "node figures"
+
+    def __str__(self) -> str:
+        return f"figures of {self.node}"

@@ -336,6 +336,14 @@ def _capacity_json(placed: Mapping[str, int]) -> dict[str, str]:
     return out
 
 
+def published_amounts(placed: Mapping[str, int]) -> dict[str, int]:
+    """The amounts a reader of the rendered topology-result gets back (memory quirk kept)."""
+    out = {name: amount for name, amount in placed.items() if amount > 0 and name != "memory"}
+    if placed.get("memory", 0) > 0:
+        out["memory"] = placed.get("cpu", 0)
+    return out
+
+
 def render_topology_result(results: Sequence[ZoneResult]) -> str:
     """The topology.crane.io/topology-result value exactly as PreBind marshals it."""
     zones = [
@@ -419,6 +427,7 @@ def _verdict(results: tuple[ZoneResult, ...] | None, aware: bool) -> PlacementRe
         numa_zones=tuple(sorted({r.numa_id for r in results})),
         annotations={ANN_CRANE_RESULT: render_topology_result(results)},
         notes=note,
+        numa_resources={r.numa_id: published_amounts(r.placed) for r in results},
     )
 
 

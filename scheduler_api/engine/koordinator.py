@@ -428,4 +428,10 @@ def allocate(
     if spec is not None:
         annotations[ANN_KOORD_RESOURCE_SPEC] = spec
     zones = tuple(n for n, _ in alloc.numa_resources) or verdict.numa_zones
-    return replace(verdict, cpuset=alloc.cpuset, numa_zones=zones, annotations=annotations)
+    return replace(
+        verdict,
+        cpuset=alloc.cpuset,
+        numa_zones=zones,
+        annotations=annotations,
+        numa_resources={numa: dict(amounts) for numa, amounts in alloc.numa_resources},
+    )

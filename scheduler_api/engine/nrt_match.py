@@ -54,6 +54,10 @@ POLICY_FROM_LEGACY = {
 }
 
 
+SCOPE_VALUES = frozenset(s.value for s in TopologyManagerScope)
+POLICY_VALUES = frozenset(p.value for p in TopologyManagerPolicy)
+
+
 class ScoringStrategy(StrEnum):
     LEAST_ALLOCATED = "LeastAllocated"
     MOST_ALLOCATED = "MostAllocated"
@@ -90,9 +94,9 @@ def resolve_topology_manager(
     policy, scope, max_numa = "none", "container", DEFAULT_MAX_NUMA_NODES
     if topology_policies and topology_policies[0] in POLICY_FROM_LEGACY:
         policy, scope = POLICY_FROM_LEGACY[topology_policies[0]]
-    if attributes.get("topologyManagerScope") in set(TopologyManagerScope):
+    if attributes.get("topologyManagerScope") in SCOPE_VALUES:
         scope = attributes["topologyManagerScope"]
-    if attributes.get("topologyManagerPolicy") in set(TopologyManagerPolicy):
+    if attributes.get("topologyManagerPolicy") in POLICY_VALUES:
         policy = attributes["topologyManagerPolicy"]
     raw_max = attributes.get("topologyManagerMaxNUMANodes", "")
     if raw_max.lstrip("+-").isdigit() and int(raw_max) > 1:
@@ -244,7 +248,9 @@ def _subtract(
     return None
 
 
-def _container_scope(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
+def container_zones(node: NodeSnapshot, pod: PodSpec) -> list[int] | PlacementResult:
+    """Container scope: the NUMA id kubelet would pick for each app container, in order,
+    each seeing what the ones before took; a refusal when one cannot be aligned."""
     nodes, qos = numa_node_list(node), pod.qos_class
     for init in pod.init_containers:
         found = align(nodes, init.requests, qos, node)
@@ -259,6 +265,13 @@ def _container_scope(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
         if error is not None:
             return refused(error)
         chosen.append(found.numa_id)
+    return chosen
+
+
+def _container_scope(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
+    chosen = container_zones(node, pod)
+    if isinstance(chosen, PlacementResult):
+        return chosen
     return PlacementResult(fits=True, numa_zones=tuple(sorted(set(chosen))))
 
 

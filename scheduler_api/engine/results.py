@@ -17,6 +17,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 EMPTY_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
+EMPTY_NUMA: Mapping[int, Mapping[str, int]] = MappingProxyType({})
 
 
 class ReasonCheck(StrEnum):
@@ -37,6 +38,9 @@ class ReasonCheck(StrEnum):
     INSUFFICIENT_CPUS = "insufficient-cpus"
     RESERVATION = "reservation"
     SCORE_UNDEFINED = "score-undefined"
+    NODE_UNSCHEDULABLE = "node-unschedulable"
+    NODE_RESOURCES_FIT = "node-resources-fit"
+    KUBELET_ADMISSION = "kubelet-admission"
 
 
 MEMORY_LIKE_PREFIXES = ("memory", "hugepages-", "ephemeral-storage", "storage")
@@ -89,6 +93,8 @@ class PlacementResult:
     scheduler chose (empty when it chose none). `cpuset` is only filled by an
     allocation step. `annotations` holds what the scheduler would write on the pod.
     `notes` explain passes that are not obvious (plugin skipped, policy none, ...).
+    `numa_resources` are the per-NUMA amounts the pod would hold, as the scheduler
+    publishes them (so a what-if can assume the pod and place the next one).
     """
 
     fits: bool
@@ -98,6 +104,7 @@ class PlacementResult:
     cpuset: frozenset[int] | None = None
     annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_ANNOTATIONS)
     notes: tuple[str, ...] = ()
+    numa_resources: Mapping[int, Mapping[str, int]] = field(default_factory=lambda: EMPTY_NUMA)
 
 
 def refused(*reasons: Reason, notes: tuple[str, ...] = ()) -> PlacementResult:

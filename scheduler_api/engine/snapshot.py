@@ -389,6 +389,7 @@ class NodeSnapshot:
     allocations: tuple[PodAllocation, ...] = ()
     crane_cpu_manager_policy: str = ""
     crane_topology_policy: str = ""
+    unschedulable: bool = False
 
     @property
     def koord_numa_topology_policy_label(self) -> str:
@@ -475,13 +476,25 @@ class ReservationSnapshot:
     current_owners: tuple[ObjectRef, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class ClusterSnapshot:
-    """All nodes and reservations at one moment; `taken_at` is when it was read."""
+    """All nodes and reservations at one moment.
+
+    `taken_at` is when the snapshot was read; `data_as_of` is when its data was last
+    known equal to the cluster (None when unknown, e.g. a kubectl dump), so a what-if
+    can say how old its answer's data is.
+    """
 
     nodes: tuple[NodeSnapshot, ...] = ()
     reservations: tuple[ReservationSnapshot, ...] = ()
     taken_at: datetime | None = None
+    data_as_of: datetime | None = None
+
+    @property
+    def data_age_seconds(self) -> float | None:
+        if self.taken_at is None or self.data_as_of is None:
+            return None
+        return max(0.0, (self.taken_at - self.data_as_of).total_seconds())
 
     def node(self, name: str) -> NodeSnapshot | None:
         """The node called `name`, or None (linear; clusters here have hundreds of nodes)."""

@@ -7,6 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from topology.models import Cluster
+from topology.services.figures import recompute_figures
 from topology.services.importer import import_objects
 from topology.services.loading import LoadError, load_objects
 
@@ -38,5 +40,8 @@ class Command(BaseCommand):
             f"{summary.total('updated')} updated, {summary.total('unchanged')} unchanged, "
             f"{summary.total('removed')} removed, {len(summary.errors)} errors"
         )
+        stored = Cluster.objects.filter(name=cluster).first()
+        if stored is not None:
+            recompute_figures(cluster_id=stored.pk)
         if not summary.ok:
             raise CommandError(f"{len(summary.errors)} object(s) failed to import")

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
+from topology.services.figures import recompute_figures
 from topology.services.importer import import_objects
 
 
@@ -42,5 +43,7 @@ class Command(BaseCommand):
             for error in summary.errors:
                 self.stderr.write(f"error: {error}")
             raise CommandError("the demo generator produced objects the parsers refused")
+        figures = recompute_figures(cluster_id=Cluster.objects.get(name=options["cluster"]).pk)
+        self.stdout.write(f"figures recomputed for {figures} nodes")
         cluster, nodes, seed = options["cluster"], options["nodes"], options["seed"]
         self.stdout.write(f"seeded cluster {cluster!r}: {nodes} nodes, seed {seed}")

@@ -1,0 +1,207 @@
+"""Cluster what-if: where would this pod land, on which cores, and why not elsewhere.
+
+`evaluate` judges one pod against every node of a snapshot and ranks them;
+`place` binds replicas one after another, each seeing the ones before, and
+counts how many more would fit. Nodes judged by scheduler-plugins are decided in
+bulk on numpy columns (`whatif_vector`); every other node, and every node the
+columns cannot decide, goes through the system's reference reproduction. Only
+the top-ranked nodes get the costly allocation step (cpuset, annotations).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scheduler_api.engine.nrt_match import ScoringStrategy
+from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
+from scheduler_api.engine.whatif_judge import Judgement, NodeVerdict
+from scheduler_api.engine.whatif_systems import (
+    Scheduler,
+    SystemConfigs,
+    check_weights,
+    parse_scheduler,
+    parse_scoring,
+)
+from scheduler_api.engine.whatif_vector import NRTIndex
+
+__all__ = [
+    "Capacity",
+    "NodeVerdict",
+    "Placement",
+    "Scheduler",
+    "WhatIfResult",
+    "evaluate",
+    "place",
+]
+
+DEFAULT_DETAILED = 3
+CAPACITY_LIMIT_PER_NODE = 10_000
+_INDEXES: dict[int, NRTIndex] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where replica `replica` (0-based) went; node None when nothing could take it."""
+
+    replica: int
+    node: str | None
+    numa_zones: tuple[int, ...] = ()
+    cpuset: frozenset[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """How many more of the pod fit, per node (each node filled alone) and in total."""
+
+    total: int
+    per_node: Mapping[str, int]
+    capped: tuple[str, ...] = ()
+
+
+class WhatIfResult:
+    """The ranked verdicts of one what-if; per-node detail is built when first asked for.
+
+    `ranking` (node names, best first), `best` and `fit_count` are cheap; `nodes`
+    materialises every node's verdict with its reasons.
+    """
+
+    def __init__(
+        self,
+        judgement: Judgement,
+        *,
+        scoring: ScoringStrategy | None,
+        data_age_seconds: float | None,
+        placements: tuple[Placement, ...] = (),
+        capacity: Capacity | None = None,
+    ) -> None:
+        self._judgement = judgement
+        self.scheduler = judgement.scheduler
+        self.scoring = scoring
+        self.data_age_seconds = data_age_seconds
+        self.placements = placements
+        self.capacity = capacity
+        self._nodes: tuple[NodeVerdict, ...] | None = None
+
+    @property
+    def ranking(self) -> tuple[str, ...]:
+        return self._judgement.ranked_names()
+
+    @property
+    def fit_count(self) -> int:
+        return self._judgement.fit_count()
+
+    @property
+    def best(self) -> NodeVerdict | None:
+        """The top-ranked node if it fits, with its cpuset and annotations."""
+        first = self._judgement.best_row()
+        return None if first is None else self._judgement.verdict(first)
+
+    @property
+    def nodes(self) -> tuple[NodeVerdict, ...]:
+        if self._nodes is None:
+            self._nodes = tuple(self._judgement.verdict(row) for row in self._judgement.order())
+        return self._nodes
+
+    def verdict(self, node: str) -> NodeVerdict:
+        return self._judgement.verdict(self._judgement.row_of(node))
+
+
+def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
+    """The snapshot's columns, built once and dropped with the snapshot."""
+    key = id(snapshot)
+    index = _INDEXES.get(key)
+    if index is None:
+        index = NRTIndex(snapshot.nodes)
+        _INDEXES[key] = index
+        weakref.finalize(snapshot, _INDEXES.pop, key, None)
+    return index
+
+
+def _judge(
+    snapshot: ClusterSnapshot,
+    pod: PodSpec,
+    scheduler: str,
+    scoring: str | None,
+    weights: Mapping[str, int] | None,
+    detailed: int,
+) -> tuple[Judgement, ScoringStrategy | None]:
+    system = parse_scheduler(scheduler)
+    strategy = parse_scoring(scoring)
+    configs = SystemConfigs.build(strategy, check_weights(weights))
+    judgement = Judgement(
+        _index_of(snapshot), snapshot.reservations, pod, system, configs, detailed=detailed
+    )
+    return judgement, strategy
+
+
+def evaluate(
+    snapshot: ClusterSnapshot,
+    pod: PodSpec,
+    *,
+    scheduler: str = "auto",
+    scoring: str | None = None,
+    weights: Mapping[str, int] | None = None,
+    detailed: int = DEFAULT_DETAILED,
+) -> WhatIfResult:
+    """Judge `pod` on every node; nodes come ranked (fits, then score, then name).
+
+    `scheduler` is auto, scheduler-plugins, crane or koordinator; `scoring` a
+    scheduler-plugins strategy (Koordinator takes Least/MostAllocated); `weights`
+    resource weights. The `detailed` top nodes also get their cpuset. Raises
+    ValueError for an unknown scheduler, strategy or a bad weight.
+    """
+    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed)
+    return WhatIfResult(judgement, scoring=strategy, data_age_seconds=snapshot.data_age_seconds)
+
+
+def place(
+    snapshot: ClusterSnapshot,
+    pod: PodSpec,
+    replicas: int,
+    *,
+    scheduler: str = "auto",
+    scoring: str | None = None,
+    weights: Mapping[str, int] | None = None,
+    detailed: int = DEFAULT_DETAILED,
+    capacity: bool = True,
+) -> WhatIfResult:
+    """Bind `replicas` copies of `pod` one after another, each on the best node left.
+
+    Each placement is assumed (the node's books updated as its scheduler would)
+    before the next one is judged. `nodes` in the result are the verdicts for the
+    first replica; `capacity` counts how many copies each node could still take.
+    """
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+        raise ValueError(f"replicas must be a whole number ≥ 0; got {replicas!r}")
+    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed)
+    working = judgement.working_copy()
+    placements = tuple(_place_one(working, replica) for replica in range(replicas))
+    return WhatIfResult(
+        judgement,
+        scoring=strategy,
+        data_age_seconds=snapshot.data_age_seconds,
+        placements=placements,
+        capacity=count_capacity(judgement) if capacity else None,
+    )
+
+
+def _place_one(working: Judgement, replica: int) -> Placement:
+    while (row := working.best_row()) is not None:
+        bound = working.bind(row, replica)
+        if bound is not None:
+            return Placement(replica, working.name(row), bound.numa_zones, bound.cpuset)
+    return Placement(replica, None)
+
+
+def count_capacity(judgement: Judgement) -> Capacity:
+    """cluster-capacity's question per node: fill it alone until the pod no longer fits."""
+    per_node: dict[str, int] = {}
+    capped: list[str] = []
+    for row in judgement.fitting_rows():
+        count, node = judgement.fill_node(row, CAPACITY_LIMIT_PER_NODE)
+        per_node[node] = count
+        if count >= CAPACITY_LIMIT_PER_NODE:
+            capped.append(node)
+    return Capacity(sum(per_node.values()), per_node, tuple(capped))

@@ -1,0 +1,219 @@
+"""One pod judged against every node: bulk verdicts, ranking, and per-node detail on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
+from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
+from scheduler_api.engine.whatif_assume import assume
+from scheduler_api.engine.whatif_kubelet import kubelet_pinning
+from scheduler_api.engine.whatif_systems import (
+    SYSTEM_OF_FLAVOUR,
+    Scheduler,
+    SystemConfigs,
+    judge_node,
+    pod_request,
+)
+from scheduler_api.engine.whatif_vector import NO_SCORE, NRTIndex, judge_all
+
+SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
+SYSTEM_BY_CODE = tuple(Scheduler)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """One node's answer. `cpuset` is None unless the node was allocated in detail."""
+
+    node: str
+    system: Scheduler
+    fits: bool
+    score: int | None
+    reasons: tuple[Reason, ...] = ()
+    numa_zones: tuple[int, ...] = ()
+    cpuset: frozenset[int] | None = None
+    annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_ANNOTATIONS)
+    notes: tuple[str, ...] = ()
+    detailed: bool = False
+
+
+def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
+    """Add what the kubelet would pin behind a scheduler that picks no CPUs."""
+    if not result.fits or result.cpuset is not None:
+        return result
+    pinning = kubelet_pinning(node, pod)
+    if pinning.reason is not None:
+        note = "the scheduler binds it, but the kubelet would refuse it at admission"
+        return replace(
+            result, reasons=result.reasons + (pinning.reason,), notes=(*result.notes, note)
+        )
+    return replace(result, cpuset=pinning.cpuset)
+
+
+def _kubelet_pinned(result: PlacementResult, system: Scheduler) -> frozenset[int] | None:
+    """CPUs the kubelet pins (Koordinator's cpusets are koordlet's, already booked)."""
+    return result.cpuset if system is Scheduler.SCHEDULER_PLUGINS else None
+
+
+class Judgement:
+    """Verdicts of one pod on every node of an index, kept as arrays for ranking."""
+
+    def __init__(
+        self,
+        index: NRTIndex,
+        reservations: Sequence[ReservationSnapshot],
+        pod: PodSpec,
+        scheduler: Scheduler,
+        configs: SystemConfigs,
+        *,
+        detailed: int,
+    ) -> None:
+        self.index, self.reservations, self.pod = index, tuple(reservations), pod
+        self.scheduler, self.configs, self.detailed = scheduler, configs, detailed
+        self.request = pod_request(pod)
+        self.systems = self._systems()
+        members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
+        bulk = judge_all(index, pod, members, configs.nrt, self.request)
+        self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa
+        self.exact: dict[int, PlacementResult] = {}
+        self.cache: dict[int, NodeVerdict] = {}
+        for row in np.flatnonzero(~members | bulk.exact):
+            self._rejudge(int(row))
+        self._top: frozenset[int] | None = None
+
+    def _systems(self) -> np.ndarray:
+        if self.scheduler is not Scheduler.AUTO:
+            return np.full(len(self.index.nodes), SYSTEM_CODES[self.scheduler], np.int64)
+        cached = self.index.memo.get("auto-systems")
+        if not isinstance(cached, np.ndarray):
+            codes = [SYSTEM_CODES[SYSTEM_OF_FLAVOUR[f]] for f in self.index.flavours]
+            cached = self.index.memo["auto-systems"] = np.array(codes, np.int64)
+        return cached
+
+    def system(self, row: int) -> Scheduler:
+        return SYSTEM_BY_CODE[int(self.systems[row])]
+
+    def name(self, row: int) -> str:
+        return self.index.nodes[row].name
+
+    def row_of(self, name: str) -> int:
+        if name not in self.index.row_of:
+            raise KeyError(f"no node {name!r} in this snapshot")
+        return self.index.row_of[name]
+
+    def _judge(self, row: int, *, allocate: bool) -> PlacementResult:
+        node = self.index.nodes[row]
+        return judge_node(
+            node, self.pod, self.system(row), self.configs, self.reservations,
+            allocate=allocate, request=self.request,
+        )  # fmt: skip
+
+    def _rejudge(self, row: int) -> None:
+        result = self._judge(row, allocate=False)
+        self.exact[row] = result
+        self.fits[row] = result.fits
+        self.score[row] = NO_SCORE if result.score is None or not result.fits else result.score
+        self.cache.pop(row, None)
+        self._top = None
+
+    # --- ranking ------------------------------------------------------------------------
+
+    def _keys(self) -> np.ndarray:
+        return np.where(self.fits, np.where(self.score == NO_SCORE, -1, self.score), -2)
+
+    def order(self) -> list[int]:
+        """Rows best first: fitting before not, higher score first, then by name."""
+        return [int(r) for r in np.lexsort((self.index.name_rank, -self._keys()))]
+
+    def ranked_names(self) -> tuple[str, ...]:
+        return tuple(self.index.nodes[row].name for row in self.order())
+
+    def best_row(self) -> int | None:
+        if not self.fits.any():
+            return None
+        keys = self._keys()
+        candidates = np.flatnonzero(keys == keys.max())
+        return int(candidates[np.argmin(self.index.name_rank[candidates])])
+
+    def fit_count(self) -> int:
+        return int(self.fits.sum())
+
+    def fitting_rows(self) -> list[int]:
+        return [int(r) for r in np.flatnonzero(self.fits)]
+
+    def _is_top(self, row: int) -> bool:
+        if row == self.best_row():
+            return True
+        if self._top is None:
+            self._top = frozenset(self.order()[: self.detailed])
+        return row in self._top
+
+    # --- per-node detail ----------------------------------------------------------------
+
+    def verdict(self, row: int) -> NodeVerdict:
+        if row not in self.cache:
+            detailed = bool(self.fits[row]) and self._is_top(row)
+            result = self._detail(row) if detailed else self._plain(row)
+            self.cache[row] = NodeVerdict(
+                self.name(row), self.system(row), result.fits, result.score, result.reasons,
+                result.numa_zones, result.cpuset, result.annotations, result.notes, detailed,
+            )  # fmt: skip
+        return self.cache[row]
+
+    def _plain(self, row: int) -> PlacementResult:
+        return self.exact.get(row) or self._judge(row, allocate=False)
+
+    def _detail(self, row: int) -> PlacementResult:
+        result = self._judge(row, allocate=True)
+        if self.system(row) is Scheduler.SCHEDULER_PLUGINS:
+            result = _with_pinning(result, self.index.nodes[row], self.pod)
+        return result
+
+    # --- placing replicas ---------------------------------------------------------------
+
+    def working_copy(self) -> Judgement:
+        """A copy whose index `bind` may change; this judgement keeps its snapshot."""
+        clone = object.__new__(Judgement)
+        clone.__dict__.update(self.__dict__)
+        clone.index = self.index.copy()
+        clone.fits, clone.score = self.fits.copy(), self.score.copy()
+        clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
+        return clone
+
+    def bind(self, row: int, replica: int) -> PlacementResult | None:
+        """Place one replica on `row` and assume it; None (row closed) if Reserve fails."""
+        result = self._detail(row)
+        if not result.fits:
+            self.fits[row] = False
+            return None
+        node = assume(
+            self.index.nodes[row], self.pod, result, self.system(row),
+            uid=f"{self.pod.uid or self.pod.name}-whatif-{replica}",
+            pinned=_kubelet_pinned(result, self.system(row)),
+        )  # fmt: skip
+        if not self.index.update(row, node):
+            self.index.nodes[row] = node
+        self._rejudge(row)
+        return result
+
+    def fill_node(self, row: int, limit: int) -> tuple[int, str]:
+        """How many copies of the pod `row` takes alone, up to `limit`."""
+        node, system, count = self.index.nodes[row], self.system(row), 0
+        while count < limit:
+            result = judge_node(
+                node, self.pod, system, self.configs, self.reservations,
+                allocate=True, request=self.request,
+            )  # fmt: skip
+            if system is Scheduler.SCHEDULER_PLUGINS:
+                result = _with_pinning(result, node, self.pod)
+            if not result.fits:
+                break
+            node = assume(
+                node, self.pod, result, system,
+                uid=f"capacity-{count}", pinned=_kubelet_pinned(result, system),
+            )  # fmt: skip
+            count += 1
+        return count, node.name

@@ -1,0 +1,175 @@
+"""Which scheduler judges a node, with which settings, and the filters every one shares.
+
+A what-if runs the node through what the real scheduler would: NodeUnschedulable,
+NodeResourcesFit, then the topology plugin of the chosen system (scheduler-plugins
+NodeResourceTopologyMatch, crane-scheduler or koord-scheduler NodeNUMAResource).
+Taints, affinity and the other default plugins are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+from scheduler_api.engine import crane, koordinator, nrt_match
+from scheduler_api.engine.crane import CraneConfig
+from scheduler_api.engine.koordinator_pod import pod_requests
+from scheduler_api.engine.koordinator_state import KoordConfig
+from scheduler_api.engine.nrt_match import NRTMatchConfig, ScoringStrategy
+from scheduler_api.engine.results import PlacementResult, Reason, ReasonCheck, refused
+from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, PodSpec, ReservationSnapshot
+
+
+class Scheduler(StrEnum):
+    """`auto` picks, per node, the system its NRT flavour says manages it."""
+
+    AUTO = "auto"
+    SCHEDULER_PLUGINS = "scheduler-plugins"
+    CRANE = "crane"
+    KOORDINATOR = "koordinator"
+
+
+SYSTEMS = (Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE, Scheduler.KOORDINATOR)
+KOORD_SCORING = frozenset({"LeastAllocated", "MostAllocated"})
+
+SYSTEM_OF_FLAVOUR: Mapping[Flavour | None, Scheduler] = MappingProxyType(
+    {
+        None: Scheduler.SCHEDULER_PLUGINS,
+        Flavour.UPSTREAM_V1ALPHA1: Scheduler.SCHEDULER_PLUGINS,
+        Flavour.UPSTREAM_V1ALPHA2: Scheduler.SCHEDULER_PLUGINS,
+        Flavour.CRANE: Scheduler.CRANE,
+        Flavour.KOORDINATOR: Scheduler.KOORDINATOR,
+    }
+)
+
+NodeRunner = Callable[..., PlacementResult]
+
+
+def system_for(node: NodeSnapshot, scheduler: Scheduler) -> Scheduler:
+    """The system that judges `node`: the one asked for, or the node's own under `auto`."""
+    return SYSTEM_OF_FLAVOUR[node.flavour] if scheduler is Scheduler.AUTO else scheduler
+
+
+def parse_scheduler(value: str) -> Scheduler:
+    try:
+        return Scheduler(value)
+    except ValueError:
+        choices = ", ".join(s.value for s in Scheduler)
+        raise ValueError(f"unknown scheduler {value!r}; expected one of {choices}") from None
+
+
+def parse_scoring(value: str | None) -> ScoringStrategy | None:
+    if value is None or value == "":
+        return None
+    try:
+        return ScoringStrategy(value)
+    except ValueError:
+        choices = ", ".join(s.value for s in ScoringStrategy)
+        raise ValueError(f"unknown scoring strategy {value!r}; expected one of {choices}") from None
+
+
+def check_weights(weights: Mapping[str, int] | None) -> Mapping[str, int] | None:
+    if weights is None:
+        return None
+    for name, weight in weights.items():
+        if not name or isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+            raise ValueError(f"weight of {name!r} must be a whole number ≥ 1; got {weight!r}")
+    return MappingProxyType(dict(weights))
+
+
+@dataclass(frozen=True, slots=True)
+class SystemConfigs:
+    """Each system's plugin arguments, derived from one what-if's scoring and weights."""
+
+    nrt: NRTMatchConfig = field(default_factory=NRTMatchConfig)
+    crane: CraneConfig = field(default_factory=CraneConfig)
+    koordinator: KoordConfig = field(default_factory=KoordConfig)
+
+    @classmethod
+    def build(
+        cls, scoring: ScoringStrategy | None, weights: Mapping[str, int] | None
+    ) -> SystemConfigs:
+        """scheduler-plugins takes any strategy; Koordinator only the two it knows."""
+        nrt_kwargs: dict[str, object] = {}
+        koord_kwargs: dict[str, object] = {}
+        if scoring is not None:
+            nrt_kwargs["scoring_strategy"] = scoring
+            if scoring.value in KOORD_SCORING:
+                koord_kwargs["scoring_strategy"] = scoring.value
+                koord_kwargs["numa_scoring_strategy"] = scoring.value
+        if weights is not None:
+            nrt_kwargs["resource_weights"] = weights
+            koord_kwargs["resource_weights"] = weights
+        return cls(
+            nrt=NRTMatchConfig(**nrt_kwargs),  # type: ignore[arg-type]
+            koordinator=KoordConfig(**koord_kwargs),  # type: ignore[arg-type]
+        )
+
+    def config_for(self, system: Scheduler) -> object:
+        if system is Scheduler.CRANE:
+            return self.crane
+        if system is Scheduler.KOORDINATOR:
+            return self.koordinator
+        return self.nrt
+
+
+_EVALUATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
+    {
+        Scheduler.SCHEDULER_PLUGINS: nrt_match.evaluate,
+        Scheduler.CRANE: crane.evaluate,
+        Scheduler.KOORDINATOR: koordinator.evaluate,
+    }
+)
+_ALLOCATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
+    {
+        Scheduler.SCHEDULER_PLUGINS: nrt_match.allocate,
+        Scheduler.CRANE: crane.allocate,
+        Scheduler.KOORDINATOR: koordinator.allocate,
+    }
+)
+
+
+def node_fit_reasons(node: NodeSnapshot, request: Mapping[str, int]) -> tuple[Reason, ...]:
+    """NodeUnschedulable and NodeResourcesFit: the filters before any topology plugin."""
+    if node.unschedulable:
+        return (Reason(ReasonCheck.NODE_UNSCHEDULABLE, message="node is cordoned"),)
+    reasons = []
+    if "pods" in node.allocatable:
+        free_pods = node.allocatable["pods"] - node.requested.get("pods", 0)
+        if free_pods < 1:
+            reasons.append(Reason(ReasonCheck.NODE_RESOURCES_FIT, None, "pods", 1 - free_pods))
+    for resource in sorted(request):
+        wanted = request[resource]
+        if wanted <= 0 or resource == "pods":
+            continue
+        free = node.allocatable.get(resource, 0) - node.requested.get(resource, 0)
+        if wanted > free:
+            reasons.append(
+                Reason(ReasonCheck.NODE_RESOURCES_FIT, None, resource, wanted - max(free, 0))
+            )
+    return tuple(reasons)
+
+
+def pod_request(pod: PodSpec) -> dict[str, int]:
+    """What NodeResourcesFit counts for the pod (sidecars, largest init, overhead)."""
+    return pod_requests(pod)[0]
+
+
+def judge_node(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    system: Scheduler,
+    configs: SystemConfigs,
+    reservations: Sequence[ReservationSnapshot],
+    *,
+    allocate: bool = False,
+    request: Mapping[str, int] | None = None,
+) -> PlacementResult:
+    """One node's verdict: the shared filters, then the system's own filter and score."""
+    shared = node_fit_reasons(node, pod_request(pod) if request is None else request)
+    if shared:
+        return refused(*shared)
+    runner = (_ALLOCATE if allocate else _EVALUATE)[system]
+    return runner(node, pod, config=configs.config_for(system), reservations=reservations)

@@ -1,0 +1,173 @@
+"""Cluster what-if: ranking, reasons, the shared filters, kubelet pinning, placing replicas."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from scheduler_api.engine.capacity import node_capacity
+from scheduler_api.engine.results import ReasonCheck
+from scheduler_api.engine.snapshot import (
+    AllocationSource,
+    ClusterSnapshot,
+    Flavour,
+    NodeSnapshot,
+    PodAllocation,
+    ResourceAmounts,
+    TopologyManagerPolicy,
+)
+from scheduler_api.engine.whatif import Scheduler, evaluate, place
+from tests.engine.data_nrt_builders import guaranteed, nrt_node, nrt_zone, pod, requests_only
+from tests.engine.test_koordinator import koord_node, lsr_pod
+
+GI = 2**30
+SNN_POD = {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"}
+
+
+def two_zone_node(name: str, free0: str, free1: str, **extra: object) -> NodeSnapshot:
+    zones = [
+        nrt_zone(0, {"cpu": ("8", free0), "memory": ("16Gi", "16Gi")}),
+        nrt_zone(1, {"cpu": ("8", free1), "memory": ("16Gi", "16Gi")}),
+    ]
+    node = nrt_node(name, zones, attributes=SNN_POD, extra_allocatable={"pods": "110"})
+    return replace(node, **extra)  # type: ignore[arg-type]
+
+
+def test_nodes_come_ranked_by_verdict_then_score_then_name() -> None:
+    snapshot = ClusterSnapshot(
+        (two_zone_node("b", "6", "6"), two_zone_node("a", "6", "6"), two_zone_node("c", "2", "2"))
+    )
+    result = evaluate(snapshot, guaranteed({"cpu": "4", "memory": "1Gi"}))
+    assert result.ranking == ("a", "b", "c")
+    assert [(v.node, v.fits) for v in result.nodes] == [("a", True), ("b", True), ("c", False)]
+    assert result.fit_count == 2
+    assert result.best is not None and result.best.node == "a" and result.best.numa_zones == (0,)
+
+
+def test_a_miss_says_which_zone_is_short_of_what_and_by_how_much() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("node-3", "6", "2"),))
+    verdict = evaluate(snapshot, guaranteed({"cpu": "8", "memory": "1Gi"})).verdict("node-3")
+    assert not verdict.fits
+    assert [str(r) for r in verdict.reasons] == [
+        "cpu short by 2 on zone 0; single-numa-node",
+        "cpu short by 6 on zone 1; single-numa-node",
+    ]
+
+
+def test_node_resources_fit_and_cordon_run_before_the_topology_plugin() -> None:
+    full = two_zone_node("full", "8", "8", requested={"cpu": 15_000, "pods": 3})
+    cordoned = two_zone_node("cordoned", "8", "8", unschedulable=True)
+    result = evaluate(ClusterSnapshot((full, cordoned)), guaranteed({"cpu": "2", "memory": "1Gi"}))
+    assert [r.check for r in result.verdict("full").reasons] == [ReasonCheck.NODE_RESOURCES_FIT]
+    assert str(result.verdict("full").reasons[0]) == "cpu short by 1; node-resources-fit"
+    assert result.verdict("cordoned").reasons[0].check is ReasonCheck.NODE_UNSCHEDULABLE
+
+
+def test_auto_judges_each_node_by_the_system_its_nrt_flavour_names() -> None:
+    koord = replace(koord_node(), name="koord")
+    crane_node = replace(two_zone_node("crane", "8", "8"), flavour=Flavour.CRANE)
+    snapshot = ClusterSnapshot((koord, crane_node, two_zone_node("upstream", "8", "8")))
+    result = evaluate(snapshot, lsr_pod("4"))
+    systems = {v.node: v.system for v in result.nodes}
+    assert systems == {
+        "koord": Scheduler.KOORDINATOR,
+        "crane": Scheduler.CRANE,
+        "upstream": Scheduler.SCHEDULER_PLUGINS,
+    }
+    forced = evaluate(snapshot, lsr_pod("4"), scheduler="koordinator")
+    assert {v.system for v in forced.nodes} == {Scheduler.KOORDINATOR}
+
+
+def test_the_best_koordinator_node_gets_its_exact_cpuset_and_annotation() -> None:
+    snapshot = ClusterSnapshot((replace(koord_node(), name="koord"),))
+    best = evaluate(snapshot, lsr_pod("4")).best
+    assert best is not None and best.detailed
+    assert best.cpuset == frozenset({0, 1, 2, 3})
+    assert "scheduling.koordinator.sh/resource-status" in best.annotations
+
+
+def test_behind_scheduler_plugins_the_kubelet_pins_cpus_in_the_chosen_zone() -> None:
+    base = koord_node(threads=2)
+    zones = tuple(
+        replace(z, resources={**z.resources, "memory": ResourceAmounts(GI * 64, GI * 64, GI * 64)})
+        for z in base.zones
+    )
+    pinned = PodAllocation(
+        "ns", "pinned", "u1", AllocationSource.KUBELET, cpuset=frozenset(range(0, 30))
+    )
+    node = replace(
+        base,
+        name="static",
+        zones=zones,
+        cpu_manager_policy="static",
+        nrt_attributes=SNN_POD,
+        allocations=(pinned,),
+    )
+    snapshot = ClusterSnapshot((node,))
+    spec = guaranteed({"cpu": "4", "memory": "1Gi"})
+    best = evaluate(snapshot, spec, scheduler="scheduler-plugins").best
+    assert best is not None and best.cpuset is not None
+    assert len(best.cpuset) == 4 and not best.cpuset & set(range(30))
+    # zone 0 has only 2 CPUs left unpinned: the hint is zone 1, and so are the CPUs.
+    assert {cpu // 32 for cpu in best.cpuset} == {1}
+
+
+def test_bad_options_are_refused_with_a_message() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("a", "8", "8"),))
+    with pytest.raises(ValueError, match="unknown scheduler"):
+        evaluate(snapshot, guaranteed({"cpu": "1"}), scheduler="volcano")
+    with pytest.raises(ValueError, match="unknown scoring"):
+        evaluate(snapshot, guaranteed({"cpu": "1"}), scoring="Random")
+    with pytest.raises(ValueError, match="weight"):
+        evaluate(snapshot, guaranteed({"cpu": "1"}), weights={"cpu": 0})
+    with pytest.raises(ValueError, match="replicas"):
+        place(snapshot, guaranteed({"cpu": "1"}), -1)
+
+
+def test_replicas_see_the_ones_before_and_stop_when_nothing_is_left() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("a", "8", "4"), two_zone_node("b", "4", "0")))
+    result = place(snapshot, guaranteed({"cpu": "4", "memory": "1Gi"}), 5, scoring="MostAllocated")
+    placed = [(p.node, p.numa_zones) for p in result.placements]
+    # kubelet's choice is the lowest NUMA id that fits; the plugin scores a node by its
+    # smallest non-zero zone score, so "a" (28) beats "b" (3: its empty zone scores low).
+    assert placed == [("a", (0,)), ("a", (0,)), ("a", (1,)), ("b", (0,)), (None, ())]
+    assert result.capacity is not None
+    assert dict(result.capacity.per_node) == {"a": 3, "b": 1} and result.capacity.total == 4
+
+
+def test_least_allocated_spreads_where_most_allocated_packs() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("a", "8", "8"), two_zone_node("b", "6", "6")))
+    spec = guaranteed({"cpu": "2", "memory": "1Gi"})
+    spread = place(snapshot, spec, 2, scoring="LeastAllocated", capacity=False)
+    packed = place(snapshot, spec, 2, scoring="MostAllocated", capacity=False)
+    assert [p.node for p in spread.placements] == ["a", "a"]
+    assert [p.node for p in packed.placements] == ["b", "b"]
+
+
+def test_a_burstable_pod_is_not_held_to_a_numa_zone() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("a", "1", "1"),))
+    burstable = pod(requests_only("c", {"cpu": "1500m"}))
+    verdict = evaluate(snapshot, burstable).verdict("a")
+    assert verdict.fits and verdict.score == 100
+
+
+def test_what_if_never_changes_the_snapshot() -> None:
+    snapshot = ClusterSnapshot((two_zone_node("a", "8", "8"),))
+    before = repr(snapshot)
+    place(snapshot, guaranteed({"cpu": "2", "memory": "1Gi"}), 3)
+    assert repr(snapshot) == before
+
+
+def test_capacity_figures_follow_each_topology_manager_policy() -> None:
+    node = two_zone_node("a", "6", "3")
+    figures = node_capacity(node)
+    assert dict(figures.free_cpus) == {0: 6, 1: 3}
+    assert figures.largest_exclusive_pod[TopologyManagerPolicy.SINGLE_NUMA_NODE] == 6
+    assert figures.largest_exclusive_pod[TopologyManagerPolicy.BEST_EFFORT] == 9
+    # 9 CPUs need two zones (8 each); both together have 9 free: restricted admits 9.
+    assert figures.largest_exclusive_pod[TopologyManagerPolicy.RESTRICTED] == 9
+    assert figures.own_policy is TopologyManagerPolicy.SINGLE_NUMA_NODE
+    tight = node_capacity(two_zone_node("b", "7", "2"))
+    # 8 CPUs fit one zone by capacity, but no zone has 8 free: restricted stops at 7.
+    assert tight.largest_exclusive_pod[TopologyManagerPolicy.RESTRICTED] == 9

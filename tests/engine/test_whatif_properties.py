@@ -1,0 +1,233 @@
+"""Property tests: the bulk path agrees with the reference, and placing never over-commits."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scheduler_api.engine.snapshot import (
+    ClusterSnapshot,
+    ContainerSpec,
+    Flavour,
+    NodeSnapshot,
+    PodSpec,
+    ResourceAmounts,
+    Zone,
+)
+from scheduler_api.engine.whatif import evaluate, place
+from scheduler_api.engine.whatif_systems import judge_node
+from scheduler_api.engine.whatif_vector import NO_SCORE
+from tests.engine.test_koordinator import koord_node
+
+GI = 2**30
+POLICIES = [
+    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"},
+    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "container"},
+    {"topologyManagerPolicy": "restricted"},
+    {},
+]
+FLAVOURS = [Flavour.UPSTREAM_V1ALPHA2, Flavour.UPSTREAM_V1ALPHA1, Flavour.KOORDINATOR, None]
+# WHATIF_EXAMPLES=1000 for a deeper local run.
+SETTINGS = settings(
+    max_examples=int(os.environ.get("WHATIF_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def zones(draw: st.DrawFn, count: int) -> tuple[Zone, ...]:
+    result = []
+    for index in range(count):
+        numa = draw(st.sampled_from([index, index, index, 0]))  # sometimes a duplicate id
+        cpu_cap = draw(st.integers(1, 16)) * 1000
+        resources = {
+            "cpu": ResourceAmounts(cpu_cap, cpu_cap, draw(st.integers(0, cpu_cap))),
+            "memory": ResourceAmounts(16 * GI, 16 * GI, draw(st.integers(0, 16)) * GI),
+        }
+        if draw(st.booleans()):
+            devices = draw(st.integers(0, 4))
+            resources["example.com/dev"] = ResourceAmounts(4, 4, devices)
+        result.append(Zone(numa, f"node-{index}", resources))
+    return tuple(result)
+
+
+@st.composite
+def nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    listed = draw(zones(draw(st.integers(1, 4))))
+    allocatable: dict[str, int] = {"pods": draw(st.integers(1, 20))}
+    for zone in listed:
+        for res, amounts in zone.resources.items():
+            allocatable[res] = allocatable.get(res, 0) + amounts.capacity
+    used = draw(st.integers(0, 50)) / 100
+    return NodeSnapshot(
+        name=name,
+        flavour=draw(st.sampled_from(FLAVOURS)),
+        allocatable=allocatable,
+        requested={"cpu": int(allocatable["cpu"] * used), "pods": 0},
+        nrt_attributes=draw(st.sampled_from(POLICIES)),
+        zones=listed,
+        unschedulable=draw(st.booleans()) and draw(st.booleans()),
+    )
+
+
+@st.composite
+def pods(draw: st.DrawFn) -> PodSpec:
+    def container(name: str) -> ContainerSpec:
+        cpu = draw(st.sampled_from([500, 1000, 2000, 3000, 4000, 6000]))
+        requests = {"cpu": cpu, "memory": draw(st.integers(1, 8)) * GI}
+        if draw(st.booleans()) and draw(st.booleans()):
+            requests["example.com/dev"] = draw(st.integers(1, 2))
+        guaranteed = draw(st.booleans()) or draw(st.booleans())
+        return ContainerSpec(name, requests, requests if guaranteed else {})
+
+    count = draw(st.integers(1, 2))
+    init = (container("init"),) if draw(st.booleans()) and draw(st.booleans()) else ()
+    return PodSpec("ns", "p", containers=tuple(container(f"c{i}") for i in range(count)),
+                   init_containers=init)  # fmt: skip
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> ClusterSnapshot:
+    count = draw(st.integers(1, 6))
+    return ClusterSnapshot(tuple(draw(nodes(f"n{i}")) for i in range(count)))
+
+
+SCORING = st.sampled_from(
+    [None, "LeastAllocated", "MostAllocated", "BalancedAllocation", "LeastNUMANodes"]
+)
+WEIGHTS = st.sampled_from([None, {"cpu": 3, "memory": 1}, {"example.com/dev": 5}])
+
+
+@SETTINGS
+@given(clusters(), pods(), st.sampled_from(["auto", "scheduler-plugins"]), SCORING, WEIGHTS)
+def test_the_bulk_verdicts_equal_the_reference_node_by_node(
+    snapshot: ClusterSnapshot, pod: PodSpec, scheduler: str, scoring: str | None, weights: object
+) -> None:
+    result = evaluate(snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights)  # type: ignore[arg-type]
+    judgement = result._judgement
+    for row, node in enumerate(snapshot.nodes):
+        reference = judge_node(
+            node, pod, judgement.system(row), judgement.configs, (), request=judgement.request
+        )
+        assert bool(judgement.fits[row]) == reference.fits, node
+        want = NO_SCORE if reference.score is None or not reference.fits else reference.score
+        assert int(judgement.score[row]) == want, node
+        if reference.fits and row not in judgement.exact and judgement.numa[row] >= 0:
+            assert reference.numa_zones == (int(judgement.numa[row]),), node
+
+
+def _zone_debits_within_available(snapshot: ClusterSnapshot, pod: PodSpec, result) -> None:  # type: ignore[no-untyped-def]
+    """No zone hands out more than it had: sum the debits of every placement."""
+    taken: Counter[tuple[str, int, str]] = Counter()
+    for placement in result.placements:
+        if placement.node is None or len(placement.numa_zones) != 1:
+            continue
+        for container in pod.containers:
+            for res, amount in container.requests.items():
+                taken[(placement.node, placement.numa_zones[0], res)] += amount
+    for (name, numa, res), amount in taken.items():
+        node = snapshot.node(name)
+        assert node is not None
+        same_id = [z for z in node.zones if z.numa_id == numa]
+        if len(same_id) != 1:
+            continue  # a malformed NRT with a duplicate NUMA id: upstream ORs the zones
+        zone = same_id[0]
+        if res not in zone.resources or pod.qos_class.value != "Guaranteed":
+            continue
+        # scheduler-plugins books against NRT `available`; Koordinator against allocatable.
+        koordinator = node.flavour is Flavour.KOORDINATOR
+        held = zone.resources[res]
+        assert amount <= (held.allocatable if koordinator else held.available), (name, numa, res)
+
+
+@SETTINGS
+@given(clusters(), pods(), st.integers(1, 12), SCORING)
+def test_place_never_fits_more_than_evaluate_allows(
+    snapshot: ClusterSnapshot, pod: PodSpec, replicas: int, scoring: str | None
+) -> None:
+    first = evaluate(snapshot, pod, scoring=scoring)
+    result = place(snapshot, pod, replicas, scoring=scoring)
+    fitting = {v.node for v in first.nodes if v.fits}
+    placed = Counter(p.node for p in result.placements if p.node is not None)
+    assert set(placed) <= fitting
+    assert result.capacity is not None
+    assert sum(placed.values()) <= result.capacity.total
+    for name, count in placed.items():
+        assert count <= result.capacity.per_node[name]
+    if placed:
+        assert result.placements[0].node == first.ranking[0]
+    _zone_debits_within_available(snapshot, pod, result)
+
+
+@st.composite
+def koordinator_clusters(draw: st.DrawFn) -> ClusterSnapshot:
+    built = []
+    for index in range(draw(st.integers(1, 3))):
+        policy = draw(st.sampled_from([("SingleNUMANodePodLevel",), ("None",), ("Restricted",)]))
+        node = koord_node(
+            cpus_per_numa=draw(st.sampled_from([4, 8])),
+            numas=draw(st.integers(1, 3)),
+            threads=draw(st.sampled_from([1, 2])),
+            policies=policy,
+        )
+        built.append(replace(node, name=f"k{index}", allocatable={**node.allocatable, "pods": 50}))
+    return ClusterSnapshot(tuple(built))
+
+
+@SETTINGS
+@given(koordinator_clusters(), st.sampled_from([1, 2, 4]), st.integers(1, 10))
+def test_koordinator_cpusets_are_disjoint_and_inside_their_numa_zones(
+    snapshot: ClusterSnapshot, cpus: int, replicas: int
+) -> None:
+    from tests.engine.test_koordinator import lsr_pod
+
+    result = place(snapshot, lsr_pod(str(cpus)), replicas, capacity=False)
+    handed: dict[str, set[int]] = {}
+    for placement in result.placements:
+        if placement.node is None:
+            continue
+        assert placement.cpuset is not None and len(placement.cpuset) == cpus
+        seen = handed.setdefault(placement.node, set())
+        assert not seen & placement.cpuset, "a CPU was handed out twice"
+        seen |= placement.cpuset
+        node = snapshot.node(placement.node)
+        assert node is not None
+        numa_of = {cpu: numa for cpu, _, _, numa in node.cpus}
+        zones_used = {numa_of[c] for c in placement.cpuset}
+        if placement.numa_zones:
+            assert zones_used <= set(placement.numa_zones)
+        if node.topology_policies == ("SingleNUMANodePodLevel",):
+            assert len(zones_used) == 1
+
+
+@SETTINGS
+@given(
+    st.integers(1, 4),
+    st.sampled_from([2, 4, 6]),
+    st.sets(st.integers(0, 23)),
+    st.integers(1, 12),
+)
+def test_the_single_numa_shortcut_merges_like_every_mask(
+    numas: int, per_numa: int, taken: set[int], count: int
+) -> None:
+    from scheduler_api.engine.cpu_topology import CPUTopology
+    from scheduler_api.engine.cpumanager import StaticPolicyOptions, cpu_hints, hints_by_resource
+    from scheduler_api.engine.hints import merge_hints
+    from scheduler_api.engine.snapshot import TopologyManagerPolicy
+    from scheduler_api.engine.whatif_kubelet import _merged_hint
+
+    rows = [(c, c // 2, 0, c // per_numa) for c in range(numas * per_numa)]
+    topology = CPUTopology.from_cpus(rows)
+    free = topology.cpus() - taken
+    policy = TopologyManagerPolicy.SINGLE_NUMA_NODE
+    every = cpu_hints(topology, free, count)
+    want, admitted = merge_hints(
+        hints_by_resource({"cpu": every}), list(topology.numa_nodes()), policy
+    )
+    got = _merged_hint(topology, free, count, StaticPolicyOptions(), policy)
+    assert (got == want) if admitted else not isinstance(got, type(want))

@@ -1,0 +1,200 @@
+"""What-if placement as a service: take a Pod manifest, run the engine, answer in JSON.
+
+The one place that turns user input into engine calls and engine results into the
+JSON shape shared by `manage.py whatif`, the REST API and the dashboard. Bad input
+raises WhatIfInputError with errors per field; a pod that fits nowhere is not an
+error, it is an answer.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from scheduler_api.engine.nrt_match import ScoringStrategy
+from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
+from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
+from topology.adapters import cluster_snapshot, pod_spec_of
+from topology.models import Cluster
+from topology.parsers import ObjectParseError
+from topology.parsers.pod import parse_pod
+
+SCHEDULERS = tuple(s.value for s in Scheduler)
+SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
+DEFAULT_SCORING = ScoringStrategy.LEAST_ALLOCATED.value
+MAX_REPLICAS = 10_000
+DEFAULT_POD_NAME = "whatif-pod"
+
+
+class WhatIfInputError(ValueError):
+    """A what-if request that cannot be run; `field_errors` says what to fix where."""
+
+    def __init__(self, field_errors: Mapping[str, list[str]]) -> None:
+        self.field_errors = {k: list(v) for k, v in field_errors.items()}
+        summary = "; ".join(f"{k}: {' '.join(v)}" for k, v in self.field_errors.items())
+        super().__init__(summary)
+
+
+def pod_from_manifest(manifest: Any) -> PodSpec:
+    """A Pod manifest (dict) as the engine's PodSpec; spec.nodeName is ignored."""
+    if not isinstance(manifest, dict):
+        raise WhatIfInputError({"pod": ["expected a Pod manifest (a JSON/YAML object)"]})
+    if manifest.get("kind", "Pod") != "Pod":
+        raise WhatIfInputError({"pod": [f"expected kind Pod, got {manifest.get('kind')!r}"]})
+    obj = copy.deepcopy(manifest)
+    obj.setdefault("apiVersion", "v1")
+    obj["kind"] = "Pod"
+    metadata = obj.setdefault("metadata", {})
+    if isinstance(metadata, dict):
+        metadata.setdefault("name", DEFAULT_POD_NAME)
+        metadata.setdefault("namespace", "default")
+    if isinstance(obj.get("spec"), dict):
+        obj["spec"].pop("nodeName", None)
+    try:
+        record = parse_pod(obj)
+    except ObjectParseError as error:
+        raise WhatIfInputError({f"pod.{error.field}": [error.message]}) from error
+    return pod_spec_of(record, obj)
+
+
+def check_options(
+    *, replicas: Any, scheduler: Any, scoring: Any, weights: Any
+) -> dict[str, list[str]]:
+    """Field errors of the non-pod inputs (empty when they are all fine)."""
+    errors: dict[str, list[str]] = {}
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas:
+        errors["replicas"] = ["must be a whole number ≥ 0"]
+    elif replicas > MAX_REPLICAS:
+        errors["replicas"] = [f"at most {MAX_REPLICAS}"]
+    if scheduler not in SCHEDULERS:
+        errors["scheduler"] = [f"must be one of {', '.join(SCHEDULERS)}"]
+    if scoring not in (None, "", *SCORING_STRATEGIES):
+        errors["scoring"] = [f"must be one of {', '.join(SCORING_STRATEGIES)}"]
+    if weights is not None and (
+        not isinstance(weights, Mapping)
+        or not all(
+            isinstance(k, str) and k and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            for k, v in weights.items()
+        )
+    ):
+        errors["weights"] = ["must map resource names to whole numbers ≥ 1"]
+    return errors
+
+
+def parse_weights(text: str) -> dict[str, int]:
+    """`cpu=1,memory=2` → {"cpu": 1, "memory": 2}; WhatIfInputError when malformed."""
+    weights: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip().isdigit() or int(value) < 1:
+            raise WhatIfInputError({"weights": [f"{part!r} is not resource=weight (weight ≥ 1)"]})
+        weights[name.strip()] = int(value)
+    return weights
+
+
+def node_json(verdict: NodeVerdict) -> dict[str, Any]:
+    return {
+        "node": verdict.node,
+        "fits": verdict.fits,
+        "score": verdict.score,
+        "reasons": [str(r) for r in verdict.reasons],
+        "numa_zones": list(verdict.numa_zones),
+        "cpuset": sorted(verdict.cpuset) if verdict.cpuset is not None else None,
+        "annotations": dict(verdict.annotations),
+        "system": verdict.system.value,
+        "notes": list(verdict.notes),
+    }
+
+
+def result_json(result: WhatIfResult) -> dict[str, Any]:
+    """The engine's answer in the documented JSON shape (plus `system`/`notes` per node)."""
+    capacity = result.capacity
+    return {
+        "scheduler": result.scheduler.value,
+        "scoring": result.scoring.value if result.scoring else DEFAULT_SCORING,
+        "data_age_seconds": result.data_age_seconds,
+        "nodes": [node_json(v) for v in result.nodes],
+        "placements": [
+            {
+                "replica": p.replica,
+                "node": p.node,
+                "numa_zones": list(p.numa_zones),
+                "cpuset": sorted(p.cpuset) if p.cpuset is not None else None,
+            }
+            for p in result.placements
+        ],
+        "capacity": {
+            "total": capacity.total if capacity else 0,
+            "per_node": dict(capacity.per_node) if capacity else {},
+        },
+    }
+
+
+def run_on_snapshot(
+    snapshot: ClusterSnapshot,
+    pod: Any,
+    *,
+    replicas: int = 1,
+    scheduler: str = "auto",
+    scoring: str | None = None,
+    weights: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Validate everything first, then run `place` (which also answers `evaluate`)."""
+    errors = check_options(replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights)
+    try:
+        spec = pod_from_manifest(pod)
+    except WhatIfInputError as error:
+        errors.update(error.field_errors)
+    if errors:
+        raise WhatIfInputError(errors)
+    result = place(
+        snapshot, spec, replicas, scheduler=scheduler, scoring=scoring or None, weights=weights
+    )
+    return result_json(result)
+
+
+def run_whatif(
+    *,
+    cluster: Cluster,
+    pod: Any,
+    replicas: int = 1,
+    scheduler: str = "auto",
+    scoring: str | None = None,
+    weights: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """What-if against a cluster's mirror; reads only, never writes."""
+    snapshot = cluster_snapshot(cluster, data_as_of=data_as_of(cluster))
+    return run_on_snapshot(
+        snapshot, pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+    )
+
+
+def compare_schedulers(*, cluster: Cluster, pod: Any, **options: Any) -> dict[str, Any]:
+    """The same pod under each scheduler, side by side, on one snapshot."""
+    snapshot = cluster_snapshot(cluster, data_as_of=data_as_of(cluster))
+    return {
+        system: run_on_snapshot(snapshot, pod, scheduler=system, **options)
+        for system in SCHEDULERS
+        if system != Scheduler.AUTO
+    }
+
+
+def data_as_of(cluster: Cluster) -> datetime | None:
+    """When the mirror was last known equal to the cluster."""
+    return cluster.last_imported_at
+
+
+__all__ = [
+    "SCHEDULERS",
+    "SCORING_STRATEGIES",
+    "WhatIfInputError",
+    "check_options",
+    "compare_schedulers",
+    "parse_weights",
+    "pod_from_manifest",
+    "result_json",
+    "run_on_snapshot",
+    "run_whatif",
+]
