@@ -1,5 +1,8 @@
 """scheduler-plugins NodeResourceTopologyMatch: Filter and Score, case for case.
 
+The per-NUMA view and the plugin arguments live in `nrt_common`, the Score
+strategies in `nrt_scoring`; this module is the Filter and the entry points.
+
 Reproduces pkg/noderesourcetopology (filter.go, score.go, least_numa.go,
 *_allocated.go, balanced_allocation.go, numaresources.go, nodeconfig). The per-NUMA
 view is each NRT zone's `available`; zones keep the NRT's order because
@@ -10,17 +13,43 @@ kubelet decides CPUs.
 
 from __future__ import annotations
 
-import math
-import struct
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from itertools import combinations
-from types import MappingProxyType
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from scheduler_api.engine.nrt_common import (
+    ALWAYS_ON_NODE,
+    MAX_NODE_SCORE,
+    VISIBLE_FLAVOURS,
+    NRTMatchConfig,
+    NUMANode,
+    ScoringStrategy,
+    effective_request,
+    includes_non_native,
+    is_host_level,
+    is_numa_affine,
+    numa_node_list,
+    resolve_topology_manager,
+    suitable,
+)
+from scheduler_api.engine.nrt_scoring import (
+    least_numa_container_scope,
+    least_numa_pod_scope,
+    strategy_score,
+)
 from scheduler_api.engine.results import PlacementResult, Reason, ReasonCheck, refused
+
+__all__ = [
+    "NRTMatchConfig",
+    "ScoringStrategy",
+    "align",
+    "allocate",
+    "container_zones",
+    "evaluate",
+    "filter_node",
+    "resolve_topology_manager",
+    "score_node",
+]
 from scheduler_api.engine.snapshot import (
-    Flavour,
     NodeSnapshot,
     PodSpec,
     QoSClass,
@@ -28,148 +57,6 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-
-MAX_NODE_SCORE = 100
-MAX_NUMA_ID = 64  # createNUMANodeList drops ids above this (64 itself would panic upstream)
-HIGHEST_NUMA_ID = 8  # normalizeScore divides by this constant, not by maxNUMANodes
-MAX_DISTANCE = 255
-DEFAULT_MAX_NUMA_NODES = 8
-LIMIT_NUMA_NODES = 1024
-GO_MIN_INT64 = -(2**63)  # what Go's int64(NaN) yields on amd64
-# util.ResourceList(nodeInfo.Allocatable) always carries these keys, even at zero.
-ALWAYS_ON_NODE = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
-
-# NRT flavours the plugin can read: Koordinator's v1alpha1 objects are served as v1alpha2.
-VISIBLE_FLAVOURS = frozenset(
-    {Flavour.UPSTREAM_V1ALPHA1, Flavour.UPSTREAM_V1ALPHA2, Flavour.KOORDINATOR}
-)
-
-POLICY_FROM_LEGACY = {
-    "SingleNUMANodePodLevel": ("single-numa-node", "pod"),
-    "SingleNUMANodeContainerLevel": ("single-numa-node", "container"),
-    "BestEffortPodLevel": ("best-effort", "pod"),
-    "BestEffortContainerLevel": ("best-effort", "container"),
-    "RestrictedPodLevel": ("restricted", "pod"),
-    "RestrictedContainerLevel": ("restricted", "container"),
-}
-
-
-SCOPE_VALUES = frozenset(s.value for s in TopologyManagerScope)
-POLICY_VALUES = frozenset(p.value for p in TopologyManagerPolicy)
-
-
-class ScoringStrategy(StrEnum):
-    LEAST_ALLOCATED = "LeastAllocated"
-    MOST_ALLOCATED = "MostAllocated"
-    BALANCED_ALLOCATION = "BalancedAllocation"
-    LEAST_NUMA_NODES = "LeastNUMANodes"
-
-
-@dataclass(frozen=True, slots=True)
-class NRTMatchConfig:
-    """NodeResourceTopologyMatchArgs.scoringStrategy (defaults as SetDefaults_...)."""
-
-    scoring_strategy: ScoringStrategy = ScoringStrategy.LEAST_ALLOCATED
-    resource_weights: Mapping[str, int] = field(
-        default_factory=lambda: MappingProxyType({"cpu": 1, "memory": 1})
-    )
-
-    def weight(self, resource: str) -> int:
-        """resourceToWeightMap.weight: unknown or non-positive weights count as 1."""
-        value = self.resource_weights.get(resource, 1)
-        return value if value >= 1 else 1
-
-
-@dataclass(frozen=True, slots=True)
-class TopologyManagerConfig:
-    policy: TopologyManagerPolicy = TopologyManagerPolicy.NONE
-    scope: TopologyManagerScope = TopologyManagerScope.CONTAINER
-    max_numa_nodes: int = DEFAULT_MAX_NUMA_NODES
-
-
-def resolve_topology_manager(
-    topology_policies: Sequence[str], attributes: Mapping[str, str]
-) -> TopologyManagerConfig:
-    """nodeconfig.TopologyManagerFromNodeResourceTopology: defaults, policies[0], attributes."""
-    policy, scope, max_numa = "none", "container", DEFAULT_MAX_NUMA_NODES
-    if topology_policies and topology_policies[0] in POLICY_FROM_LEGACY:
-        policy, scope = POLICY_FROM_LEGACY[topology_policies[0]]
-    if attributes.get("topologyManagerScope") in SCOPE_VALUES:
-        scope = attributes["topologyManagerScope"]
-    if attributes.get("topologyManagerPolicy") in POLICY_VALUES:
-        policy = attributes["topologyManagerPolicy"]
-    raw_max = attributes.get("topologyManagerMaxNUMANodes", "")
-    if raw_max.lstrip("+-").isdigit() and int(raw_max) > 1:
-        max_numa = min(int(raw_max), LIMIT_NUMA_NODES)
-    return TopologyManagerConfig(
-        TopologyManagerPolicy(policy), TopologyManagerScope(scope), max_numa
-    )
-
-
-@dataclass(slots=True)
-class NUMANode:
-    """A mutable working copy of one zone (the filter subtracts container requests)."""
-
-    numa_id: int
-    resources: dict[str, int]
-    costs: Mapping[int, int]
-
-
-def numa_node_list(node: NodeSnapshot) -> list[NUMANode]:
-    """createNUMANodeList: NUMA zones in NRT order, resources = zone `available`."""
-    result = []
-    for zone in node.zones:
-        if zone.zone_type != "Node" or not 0 <= zone.numa_id < MAX_NUMA_ID:
-            continue
-        available = {name: amounts.available for name, amounts in zone.resources.items()}
-        costs = {k: v for k, v in zone.costs.items() if 0 <= k <= MAX_NUMA_ID}
-        result.append(NUMANode(zone.numa_id, available, costs))
-    return result
-
-
-# --- resource classification (k8s v1helper) -------------------------------------------
-
-
-def is_native(resource: str) -> bool:
-    return "/" not in resource or "kubernetes.io/" in resource
-
-
-def is_numa_affine(resource: str) -> bool:
-    return resource in ("cpu", "memory") or resource.startswith("hugepages-")
-
-
-def is_host_level(resource: str) -> bool:
-    return resource in ("ephemeral-storage", "storage") or not is_native(resource)
-
-
-def go_value(resource: str, amount: int) -> int:
-    """Quantity.Value(): cpu millicores round up to whole cores; other units are exact."""
-    return -(-amount // 1000) if resource == "cpu" else amount
-
-
-def includes_non_native(pod: PodSpec) -> bool:
-    containers = pod.init_containers + pod.containers
-    return any(not is_native(r) for c in containers for r in c.requests)
-
-
-def effective_request(pod: PodSpec) -> dict[str, int]:
-    """util.GetPodEffectiveRequest: max(sum of app containers, largest init); no overhead."""
-    result: dict[str, int] = {}
-    for container in pod.containers:
-        for name, amount in container.requests.items():
-            result[name] = result.get(name, 0) + amount
-    for container in pod.init_containers:
-        for name, amount in container.requests.items():
-            result[name] = max(result.get(name, amount), amount)
-    return result
-
-
-def suitable(qos: QoSClass, resource: str, wanted: int, numa_amount: int) -> bool:
-    """isResourceSetSuitable: non-Guaranteed pods never need exclusive cpu/memory/hugepages."""
-    if qos is not QoSClass.GUARANTEED and is_numa_affine(resource):
-        return True
-    return numa_amount >= wanted
-
 
 # --- Filter ----------------------------------------------------------------------------
 
@@ -304,236 +191,6 @@ def filter_node(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
     return _container_scope(node, pod)
 
 
-# --- Score strategies --------------------------------------------------------------------
-
-ScoreFn = Callable[[Mapping[str, int], Mapping[str, int], NRTMatchConfig], int]
-
-
-def _weighted_mean(
-    requested: Mapping[str, int],
-    numa: Mapping[str, int],
-    conf: NRTMatchConfig,
-    ratio: Callable[[int, int], int],
-) -> int:
-    """Weighted mean of ratio(request, available) over requested resources, as both
-    allocation strategies compute it; a request that does not fit scores 0."""
-    total = weights = 0
-    for resource, amount in requested.items():
-        capacity = numa.get(resource, 0)
-        score = 0
-        if capacity != 0 and amount <= capacity:
-            score = ratio(go_value(resource, amount), go_value(resource, capacity))
-        total += score * conf.weight(resource)
-        weights += conf.weight(resource)
-    return total // weights if weights else GO_MIN_INT64
-
-
-def least_allocated(
-    requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
-) -> int:
-    """leastAllocatedScoreStrategy: weighted mean of (avail - req) * 100 / avail."""
-    return _weighted_mean(
-        requested, numa, conf, lambda req, cap: (cap - req) * MAX_NODE_SCORE // cap
-    )
-
-
-def most_allocated(
-    requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
-) -> int:
-    """mostAllocatedScoreStrategy: weighted mean of req * 100 / avail."""
-    return _weighted_mean(requested, numa, conf, lambda req, cap: req * MAX_NODE_SCORE // cap)
-
-
-def gonum_variance(values: Sequence[float]) -> float:
-    """gonum stat.Variance (unweighted, n-1); NaN for a single value, as upstream."""
-    if not values:
-        return math.nan
-    mean = sum(values) / len(values)
-    ss = compensation = 0.0
-    for value in values:
-        d = value - mean
-        ss += d * d
-        compensation += d
-    denominator = len(values) - 1
-    if denominator == 0:
-        return math.nan
-    return (ss - compensation * compensation / len(values)) / denominator
-
-
-def go_int64(value: float) -> int:
-    """Go's int64(float64) on amd64: truncation, and the min int64 for NaN or overflow."""
-    if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
-        return GO_MIN_INT64
-    return int(value)
-
-
-def balanced_allocation(
-    requested: Mapping[str, int], numa: Mapping[str, int], conf: NRTMatchConfig
-) -> int:
-    """balancedAllocationScoreStrategy: (1 - sample variance of req/avail) * 100."""
-    fractions = []
-    for resource, amount in requested.items():
-        capacity = go_value(resource, numa.get(resource, 0))
-        fraction = 1.0 if capacity == 0 else go_value(resource, amount) / capacity
-        if fraction > 1:
-            return 0
-        fractions.append(fraction)
-    return go_int64((1 - gonum_variance(fractions)) * MAX_NODE_SCORE)
-
-
-STRATEGIES: Mapping[ScoringStrategy, ScoreFn] = MappingProxyType(
-    {
-        ScoringStrategy.LEAST_ALLOCATED: least_allocated,
-        ScoringStrategy.MOST_ALLOCATED: most_allocated,
-        ScoringStrategy.BALANCED_ALLOCATION: balanced_allocation,
-    }
-)
-
-
-def score_numa_nodes(
-    requested: Mapping[str, int], nodes: Sequence[NUMANode], fn: ScoreFn, conf: NRTMatchConfig
-) -> int:
-    """scoreForEachNUMANode: the first score, then the smallest non-zero one."""
-    minimum = 0
-    for numa in nodes:
-        score = fn(requested, numa.resources, conf)
-        if minimum == 0 or (score != 0 and score < minimum):
-            minimum = score
-    return minimum
-
-
-def _strategy_score(
-    node: NodeSnapshot, pod: PodSpec, scope: TopologyManagerScope, conf: NRTMatchConfig
-) -> int:
-    fn = STRATEGIES[conf.scoring_strategy]
-    nodes = numa_node_list(node)
-    if scope is TopologyManagerScope.POD:
-        return score_numa_nodes(effective_request(pod), nodes, fn, conf)
-    containers = pod.init_containers + pod.containers
-    scores = [float(score_numa_nodes(c.requests, nodes, fn, conf)) for c in containers]
-    return go_int64(sum(scores) / len(scores)) if scores else GO_MIN_INT64
-
-
-# --- LeastNUMANodes --------------------------------------------------------------------
-
-
-def _float32(value: float) -> float:
-    return float(struct.unpack("f", struct.pack("f", value))[0])
-
-
-def avg_distance(nodes: Sequence[NUMANode], combo: Sequence[int]) -> float:
-    """nodesAvgDistance over ordered pairs including self, as float32; 255 when unknown."""
-    total = sum(nodes[i].costs.get(nodes[j].numa_id, MAX_DISTANCE) for i in combo for j in combo)
-    return _float32(total / (len(combo) * len(combo)))
-
-
-def min_avg_distance(nodes: Sequence[NUMANode], combos: Sequence[Sequence[int]]) -> float:
-    """minAvgDistanceInCombinations: the smallest mean distance, starting from 255."""
-    return min([float(MAX_DISTANCE), *(avg_distance(nodes, c) for c in combos)])
-
-
-def _combo_fits(
-    nodes: Sequence[NUMANode], combo: Sequence[int], requests: Mapping[str, int], qos: QoSClass
-) -> bool:
-    """isValidCombineResources (every zone has every requested name) + checkResourcesFit."""
-    if any(name not in nodes[i].resources for i in combo for name in requests):
-        return False
-    for resource, amount in requests.items():
-        if amount == 0:
-            continue
-        pooled = sum(nodes[i].resources.get(resource, 0) for i in combo)
-        if not suitable(qos, resource, amount, pooled):
-            return False
-    return True
-
-
-def numa_nodes_required(
-    nodes: Sequence[NUMANode], requests: Mapping[str, int], qos: QoSClass
-) -> tuple[tuple[int, ...], bool] | None:
-    """numaNodesRequired: the fewest zones that fit, preferring the lowest mean distance.
-
-    Returns (NUMA ids, is_min_distance) or None when nothing fits. Combinations are
-    over list positions in lexicographic order, like gonum's combin.Combinations.
-    """
-    for size in range(1, len(nodes) + 1):
-        combos = list(combinations(range(len(nodes)), size))
-        best_possible = min_avg_distance(nodes, combos)
-        chosen: tuple[int, ...] | None = None
-        chosen_distance = 256.0
-        for combo in combos:
-            if not _combo_fits(nodes, combo, requests, qos):
-                continue
-            distance = avg_distance(nodes, combo)
-            if distance == best_possible:
-                return tuple(sorted(nodes[i].numa_id for i in combo)), True
-            if distance < chosen_distance:
-                chosen, chosen_distance = combo, distance
-        if chosen is not None:
-            return tuple(sorted(nodes[i].numa_id for i in chosen)), False
-    return None
-
-
-def least_numa_score(count: int, is_min_distance: bool) -> int:
-    """normalizeScore: 100 - count * 12 (+ 6 for the minimal distance); 8 is a constant."""
-    step = MAX_NODE_SCORE // HIGHEST_NUMA_ID
-    score = MAX_NODE_SCORE - count * step
-    return score + step // 2 if is_min_distance else score
-
-
-def only_non_numa(nodes: Sequence[NUMANode], requests: Mapping[str, int]) -> bool:
-    return not any(name in n.resources for name in requests for n in nodes)
-
-
-def subtract_from_numas(
-    requests: Mapping[str, int], nodes: list[NUMANode], numa_ids: Sequence[int]
-) -> None:
-    """subtractFromNUMAs; upstream indexes the list by NUMA id, not by position.
-
-    With non-sequential ids the wrong zone is debited (and an id past the end would
-    panic upstream); reproduced, skipping out-of-range ids.
-    """
-    for resource, amount in requests.items():
-        left = amount
-        for index in numa_ids:
-            if left == 0:
-                break
-            if index >= len(nodes) or resource not in nodes[index].resources:
-                continue
-            available = nodes[index].resources[resource]
-            taken = min(left, available)
-            nodes[index].resources[resource] = available - taken
-            left -= taken
-
-
-def least_numa_pod_scope(node: NodeSnapshot, pod: PodSpec) -> tuple[int, tuple[int, ...]]:
-    nodes, requests = numa_node_list(node), effective_request(pod)
-    if only_non_numa(nodes, requests):
-        return MAX_NODE_SCORE, ()
-    found = numa_nodes_required(nodes, requests, pod.qos_class)
-    if found is None:
-        return 0, ()
-    return least_numa_score(len(found[0]), found[1]), found[0]
-
-
-def least_numa_container_scope(node: NodeSnapshot, pod: PodSpec) -> tuple[int, tuple[int, ...]]:
-    nodes, qos = numa_node_list(node), pod.qos_class
-    widest, all_min = 0, True
-    used: set[int] = set()
-    for container in pod.init_containers + pod.containers:
-        if only_non_numa(nodes, container.requests):
-            continue
-        found = numa_nodes_required(nodes, container.requests, qos)
-        if found is None:
-            return 0, ()
-        all_min = all_min and found[1]
-        widest = max(widest, len(found[0]))
-        used.update(found[0])
-        subtract_from_numas(container.requests, nodes, found[0])
-    if widest == 0:
-        return MAX_NODE_SCORE, ()
-    return least_numa_score(widest, all_min), tuple(sorted(used))
-
-
 # --- Score and entry points ---------------------------------------------------------------
 
 
@@ -557,7 +214,7 @@ def score_node(node: NodeSnapshot, pod: PodSpec, conf: NRTMatchConfig) -> NodeSc
         return NodeScore(*least_numa_container_scope(node, pod))
     if tm.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
         return NodeScore(0, note=f"policy {tm.policy}: score 0")
-    return NodeScore(_strategy_score(node, pod, tm.scope, conf))
+    return NodeScore(strategy_score(node, pod, tm.scope, conf))
 
 
 def evaluate(

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from scheduler_api.engine.nrt_match import (
-    container_zones,
+from scheduler_api.engine.nrt_common import (
     effective_request,
     is_numa_affine,
     resolve_topology_manager,
 )
+from scheduler_api.engine.nrt_match import container_zones
 from scheduler_api.engine.results import PlacementResult
 from scheduler_api.engine.snapshot import (
     AllocationSource,

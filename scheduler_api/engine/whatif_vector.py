@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from scheduler_api.engine.nrt_match import (
+from scheduler_api.engine.nrt_common import (
     ALWAYS_ON_NODE,
     MAX_NODE_SCORE,
     VISIBLE_FLAVOURS,

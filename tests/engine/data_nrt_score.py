@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.nrt_match import NUMANode, ScoringStrategy
+from scheduler_api.engine.nrt_common import NUMANode, ScoringStrategy
 from scheduler_api.engine.snapshot import NodeSnapshot
 from tests.engine.data_nrt_builders import amounts, nrt_node, nrt_zone
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_api.engine import nrt_match
+from scheduler_api.engine import nrt_common, nrt_match, nrt_scoring
 from scheduler_api.engine.nrt_match import NRTMatchConfig, ScoringStrategy
 from scheduler_api.engine.results import PlacementResult, ReasonCheck
 from scheduler_api.engine.snapshot import (
@@ -131,13 +131,13 @@ def test_effective_request(
         return ContainerSpec("c", requests={"cpu": cpu_mem[0], "memory": cpu_mem[1]})
 
     p = PodSpec("ns", "p", containers=tuple(map(spec, app)), init_containers=tuple(map(spec, init)))
-    assert nrt_match.effective_request(p) == {"cpu": want[0], "memory": want[1]}
+    assert nrt_common.effective_request(p) == {"cpu": want[0], "memory": want[1]}
 
 
 def test_effective_request_ignores_overhead() -> None:
     p = guaranteed({"cpu": "1", "memory": "1Gi"})
     with_overhead = PodSpec(p.namespace, p.name, containers=p.containers, overhead={"cpu": 250})
-    assert nrt_match.effective_request(with_overhead)["cpu"] == 1000
+    assert nrt_common.effective_request(with_overhead)["cpu"] == 1000
 
 
 SCORE_POD = pod(container("c", {"cpu": "2", "memory": str(20 * 1024 * 1024)}))
@@ -166,32 +166,32 @@ def test_least_numa_nodes_score(
 
 @pytest.mark.parametrize(("nodes", "requests", "want", "is_min"), s.REQUIRED_CASES)
 def test_numa_nodes_required(
-    nodes: list[nrt_match.NUMANode],
+    nodes: list[nrt_common.NUMANode],
     requests: dict[str, str],
     want: tuple[int, ...] | None,
     is_min: bool,
 ) -> None:
-    found = nrt_match.numa_nodes_required(nodes, amounts(requests), QoSClass.GUARANTEED)
+    found = nrt_scoring.numa_nodes_required(nodes, amounts(requests), QoSClass.GUARANTEED)
     assert (found[0], found[1]) == (want, is_min) if found else want is None
 
 
 @pytest.mark.parametrize(("count", "optimal", "want"), s.NORMALIZE_CASES)
 def test_least_numa_normalize_score(count: int, optimal: bool, want: int) -> None:
-    assert nrt_match.least_numa_score(count, optimal) == want
+    assert nrt_scoring.least_numa_score(count, optimal) == want
 
 
 @pytest.mark.parametrize(("combos", "nodes", "want"), s.MIN_DISTANCE_CASES)
 def test_min_average_distance(
-    combos: list[tuple[int, ...]], nodes: list[nrt_match.NUMANode], want: float
+    combos: list[tuple[int, ...]], nodes: list[nrt_common.NUMANode], want: float
 ) -> None:
-    assert nrt_match.min_avg_distance(nodes, combos) == pytest.approx(want, rel=1e-6)
+    assert nrt_scoring.min_avg_distance(nodes, combos) == pytest.approx(want, rel=1e-6)
 
 
 def test_formats_worked_example_least_numa_94_76_82() -> None:
     """formats.md §7: 1 NUMA scores 94, 2 NUMA 76 or 82 with the minimal distance."""
-    assert nrt_match.least_numa_score(1, True) == 94
-    assert nrt_match.least_numa_score(2, False) == 76
-    assert nrt_match.least_numa_score(2, True) == 82
+    assert nrt_scoring.least_numa_score(1, True) == 94
+    assert nrt_scoring.least_numa_score(2, False) == 76
+    assert nrt_scoring.least_numa_score(2, True) == 82
 
 
 def test_least_numa_step_ignores_max_numa_nodes_attribute() -> None:
@@ -219,23 +219,28 @@ def test_balanced_allocation_with_one_resource_is_undefined() -> None:
     Unreachable through Score: a Guaranteed pod always requests both cpu and memory.
     """
     conf = NRTMatchConfig(scoring_strategy=ScoringStrategy.BALANCED_ALLOCATION)
-    one = nrt_match.balanced_allocation({"cpu": 2000}, {"cpu": 4000}, conf)
-    assert one == nrt_match.GO_MIN_INT64
-    nodes = [nrt_match.NUMANode(0, {"cpu": 4000}, {})]
-    assert nrt_match.score_numa_nodes({"cpu": 2000}, nodes, nrt_match.balanced_allocation, conf) < 0
+    one = nrt_scoring.balanced_allocation({"cpu": 2000}, {"cpu": 4000}, conf)
+    assert one == nrt_scoring.GO_MIN_INT64
+    nodes = [nrt_common.NUMANode(0, {"cpu": 4000}, {})]
+    assert (
+        nrt_scoring.score_numa_nodes({"cpu": 2000}, nodes, nrt_scoring.balanced_allocation, conf)
+        < 0
+    )
 
 
 def test_score_takes_the_first_then_smallest_non_zero_numa_score() -> None:
-    nodes = [nrt_match.NUMANode(0, {"cpu": 1000}, {}), nrt_match.NUMANode(1, {"cpu": 8000}, {})]
+    nodes = [nrt_common.NUMANode(0, {"cpu": 1000}, {}), nrt_common.NUMANode(1, {"cpu": 8000}, {})]
     conf = NRTMatchConfig(scoring_strategy=ScoringStrategy.MOST_ALLOCATED)
     # zone 0 cannot fit (score 0) -> replaced by zone 1's 25
-    assert nrt_match.score_numa_nodes({"cpu": 2000}, nodes, nrt_match.most_allocated, conf) == 25
+    assert (
+        nrt_scoring.score_numa_nodes({"cpu": 2000}, nodes, nrt_scoring.most_allocated, conf) == 25
+    )
 
 
 def test_quantity_value_rounds_millicores_up() -> None:
     conf = NRTMatchConfig()
     # 500m counts as 1 core, 2500m of capacity as 3: (3 - 1) * 100 / 3 = 66
-    assert nrt_match.least_allocated({"cpu": 500}, {"cpu": 2500}, conf) == 66
+    assert nrt_scoring.least_allocated({"cpu": 500}, {"cpu": 2500}, conf) == 66
 
 
 # --- real sample -------------------------------------------------------------------------
