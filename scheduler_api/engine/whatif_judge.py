@@ -22,6 +22,7 @@ from scheduler_api.engine.whatif_vector import NO_SCORE, NRTIndex, judge_all
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
+ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +168,12 @@ class Judgement:
         return self.exact.get(row) or self._judge(row, allocate=False)
 
     def _detail(self, row: int) -> PlacementResult:
-        result = self._judge(row, allocate=True)
-        if self.system(row) is Scheduler.SCHEDULER_PLUGINS:
+        system = self.system(row)
+        if system in ALLOCATE_IS_EVALUATE and row in self.exact:
+            result = self.exact[row]  # these schedulers pick no CPUs: nothing more to run
+        else:
+            result = self._judge(row, allocate=True)
+        if system is Scheduler.SCHEDULER_PLUGINS:
             result = _with_pinning(result, self.index.nodes[row], self.pod)
         return result
 

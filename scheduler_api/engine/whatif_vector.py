@@ -25,6 +25,7 @@ from scheduler_api.engine.nrt_common import (
     MAX_NODE_SCORE,
     VISIBLE_FLAVOURS,
     NRTMatchConfig,
+    NUMANode,
     ScoringStrategy,
     effective_request,
     includes_non_native,
@@ -69,7 +70,7 @@ class NRTIndex:
         self._free: dict[str, Ints] = {}
         self._on_node: dict[str, Bools] = {}
         for row, node in enumerate(self.nodes):
-            self._fill(row, node)
+            self._fill(row, node, zone_lists[row])
         names = [node.name for node in self.nodes]
         self.row_of = {name: row for row, name in enumerate(names)}
         self.name_rank = np.empty(count, np.int64)
@@ -98,14 +99,13 @@ class NRTIndex:
         if len(zones) > self.width or any(r not in self.has for z in zones for r in z.resources):
             return False
         self.nodes[row] = node
-        self._fill(row, node)
+        self._fill(row, node, zones)
         for name in self._free:
             self._free[name][row] = self._node_free(node, name)
             self._on_node[name][row] = name in node.allocatable
         return True
 
-    def _fill(self, row: int, node: NodeSnapshot) -> None:
-        zones = numa_node_list(node)
+    def _fill(self, row: int, node: NodeSnapshot, zones: Sequence[NUMANode]) -> None:
         self.zone_valid[row] = False
         self.zone_numa[row] = NO_ZONE
         for name in self.resources:
