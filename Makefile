@@ -31,7 +31,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 bench: $(STAMP)
-	$(BIN)/python bench/engine.py
+	@if [ -f bench/engine.py ]; then $(BIN)/python bench/engine.py; else echo "bench/engine.py: not there yet, skipped"; fi
+	$(BIN)/python bench/sync.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

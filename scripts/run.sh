@@ -5,7 +5,9 @@ host=${1:-127.0.0.1}
 port=${2:-8000}
 bin=.venv/bin
 mkdir -p var
-"$bin/celery" -A webapp worker --loglevel=INFO --concurrency=2 --logfile=var/celery-worker.log &
+# One worker for both queues (default and "watch"), with beat embedded (-B) for the
+# periodic resyncs, figure recomputation and the housekeeping that restarts watches.
+"$bin/celery" -A webapp worker -B --loglevel=INFO --concurrency=3 --logfile=var/celery-worker.log &
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM
 echo

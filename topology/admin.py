@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
-from django.db.models import Count, QuerySet
+from django.contrib import admin, messages
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 
 from topology.models import (
     Cluster,
+    ClusterConnection,
     Node,
     NodeCPUReservation,
     NodePolicy,
@@ -20,9 +21,12 @@ from topology.models import (
     QoSStrategy,
     ResctrlSetting,
     Reservation,
+    SyncError,
+    SyncState,
     Zone,
     ZoneResource,
 )
+from topology.services.enqueue import enqueue_resync, enqueue_schedules, enqueue_watch
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -50,17 +54,151 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+class ConnectionInline(admin.StackedInline):
+    """Where the credentials live. Editable here; shown in no list, API or log."""
+
+    model = ClusterConnection
+    extra = 0
+    max_num = 1
+    can_delete = True
+    fields = ["mode", "kubeconfig_path", "context", "enabled"]
+
+
+class SyncStateInline(ReadOnlyInline):
+    model = SyncState
+    show_change_link = False
+    fields = [
+        "resource",
+        "served",
+        "api_version",
+        "last_full_list_at",
+        "last_event_at",
+        "synced_through",
+        "lag_seconds",
+        "consecutive_errors",
+        "last_error",
+    ]
+    readonly_fields = fields
+
+
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
-    list_display = ["name", "description", "node_count", "last_imported_at"]
+    list_display = [
+        "name",
+        "description",
+        "node_count",
+        "connection_mode",
+        "synced_through",
+        "sync_error_count",
+        "last_imported_at",
+    ]
     search_fields = ["name"]
+    inlines = [ConnectionInline, SyncStateInline]
+    actions = ["resync_now", "watch_now"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Cluster]:
-        return super().get_queryset(request).annotate(node_total=Count("nodes"))
+        served = SyncState.objects.filter(cluster=OuterRef("pk"), served=True)
+        errors = (
+            SyncError.objects.filter(cluster=OuterRef("pk"))
+            .values("cluster")
+            .annotate(total=Count("pk"))
+            .values("total")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("connection")
+            .annotate(
+                node_total=Count("nodes"),
+                oldest_sync=Subquery(
+                    served.order_by("synced_through").values("synced_through")[:1]
+                ),
+                never_synced=Exists(served.filter(synced_through__isnull=True)),
+                error_total=Subquery(errors[:1]),
+            )
+        )
 
     @admin.display(description="nodes", ordering="node_total")
     def node_count(self, obj: Cluster) -> int:
         return obj.node_total  # type: ignore[attr-defined]
+
+    @admin.display(description="connection")
+    def connection_mode(self, obj: Cluster) -> str:
+        """The mode only: where the credentials are is no list's business."""
+        connection = getattr(obj, "connection", None)
+        if connection is None:
+            return "imports only"
+        return connection.get_mode_display() + ("" if connection.enabled else " (disabled)")
+
+    @admin.display(description="synced through", ordering="oldest_sync")
+    def synced_through(self, obj: Cluster) -> Any:
+        if obj.never_synced or obj.oldest_sync is None:  # type: ignore[attr-defined]
+            return "—"
+        return obj.oldest_sync  # type: ignore[attr-defined]
+
+    @admin.display(description="sync errors", ordering="error_total")
+    def sync_error_count(self, obj: Cluster) -> int:
+        return obj.error_total or 0  # type: ignore[attr-defined]
+
+    @admin.action(description="Resync the selected clusters now")
+    def resync_now(self, request: HttpRequest, queryset: QuerySet[Cluster]) -> None:
+        clusters = [c for c in queryset if hasattr(c, "connection")]
+        for cluster in clusters:
+            enqueue_resync(cluster.pk)
+        self.message_user(request, f"full resync queued for {len(clusters)} cluster(s)")
+
+    @admin.action(description="Start watching the selected clusters")
+    def watch_now(self, request: HttpRequest, queryset: QuerySet[Cluster]) -> None:
+        clusters = [c for c in queryset if getattr(c, "connection", None) and c.connection.enabled]
+        for cluster in clusters:
+            enqueue_watch(cluster.pk)
+        level = messages.INFO if clusters else messages.WARNING
+        self.message_user(request, f"watch queued for {len(clusters)} cluster(s)", level)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """A new or changed connection gets its schedules and a watch, once committed."""
+        super().save_related(request, form, formsets, change)
+        connection = ClusterConnection.objects.filter(cluster=form.instance).first()
+        enqueue_schedules()
+        if connection is not None and connection.enabled:
+            enqueue_watch(form.instance.pk)
+
+
+@admin.register(SyncState)
+class SyncStateAdmin(ReadOnlyAdmin):
+    list_display = [
+        "cluster",
+        "resource",
+        "served",
+        "api_version",
+        "last_full_list_at",
+        "last_event_at",
+        "synced_through",
+        "lag_seconds",
+        "consecutive_errors",
+        "last_error",
+    ]
+    list_filter = ["cluster", "resource", "served"]
+    list_select_related = ["cluster"]
+
+
+@admin.register(SyncError)
+class SyncErrorAdmin(ReadOnlyAdmin):
+    list_display = [
+        "cluster",
+        "resource",
+        "object_name",
+        "field",
+        "message",
+        "occurrences",
+        "last_seen_at",
+    ]
+    list_filter = ["cluster", "resource"]
+    search_fields = ["object_name", "message"]
+    list_select_related = ["cluster"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)  # acknowledge (the next sync re-reports)
 
 
 class ZoneInline(ReadOnlyInline):

@@ -1,7 +1,10 @@
 """Enumerations shared by models, parsers and views: value, label (and colour) in one place.
 
 Where the engine has the same enumeration, its value is the one source and
-these add the labels Django shows.
+these add the labels Django shows. A label written as `Label(text, colour)`
+carries the colour that badges and charts reuse (`Choice.X.colour`); the
+palette is Okabe-Ito based so that it stays readable with colour-blindness, and
+every place that shows a colour also shows text, so colour is never the only signal.
 """
 
 from __future__ import annotations
@@ -10,44 +13,100 @@ from django.db import models
 
 from scheduler_api.engine import snapshot as engine
 
-
-class Flavour(models.TextChoices):
-    UPSTREAM_V1ALPHA1 = engine.Flavour.UPSTREAM_V1ALPHA1.value, "NRT topology.node.k8s.io/v1alpha1"
-    UPSTREAM_V1ALPHA2 = engine.Flavour.UPSTREAM_V1ALPHA2.value, "NRT topology.node.k8s.io/v1alpha2"
-    CRANE = engine.Flavour.CRANE.value, "Crane topology.crane.io/v1alpha1"
-    KOORDINATOR = engine.Flavour.KOORDINATOR.value, "Koordinator (NRT v1alpha1 + koordlet)"
+NEUTRAL = "#8a94a3"
 
 
-class TopologyManagerPolicy(models.TextChoices):
-    NONE = engine.TopologyManagerPolicy.NONE.value, "none"
-    BEST_EFFORT = engine.TopologyManagerPolicy.BEST_EFFORT.value, "best-effort"
-    RESTRICTED = engine.TopologyManagerPolicy.RESTRICTED.value, "restricted"
-    SINGLE_NUMA_NODE = engine.TopologyManagerPolicy.SINGLE_NUMA_NODE.value, "single-numa-node"
+class Label(str):
+    """A choice label that also carries its colour and a short mark (a letter or two).
+
+    It is a `str`, so Django, forms and migrations see a plain label.
+    """
+
+    colour: str
+    mark: str
+
+    def __new__(cls, text: str, colour: str = NEUTRAL, mark: str = "") -> Label:
+        label = super().__new__(cls, text)
+        label.colour = colour
+        label.mark = mark
+        return label
+
+    def __reduce__(self) -> tuple[type[Label], tuple[str, str, str]]:
+        return (Label, (str(self), self.colour, self.mark))
 
 
-class TopologyManagerScope(models.TextChoices):
-    CONTAINER = engine.TopologyManagerScope.CONTAINER.value, "container"
-    POD = engine.TopologyManagerScope.POD.value, "pod"
+class ColouredChoices(models.TextChoices):
+    """TextChoices whose labels are `Label`s: `.colour` and `.mark` per member."""
+
+    @property
+    def colour(self) -> str:
+        return getattr(self.label, "colour", NEUTRAL)
+
+    @property
+    def mark(self) -> str:
+        return getattr(self.label, "mark", "")
+
+    @classmethod
+    def colour_of(cls, value: str) -> str:
+        """The colour of a stored value; neutral for a value the set does not know."""
+        return cls(value).colour if value in cls.values else NEUTRAL
 
 
-class QOSClass(models.TextChoices):
-    GUARANTEED = engine.QoSClass.GUARANTEED.value, "Guaranteed"
-    BURSTABLE = engine.QoSClass.BURSTABLE.value, "Burstable"
-    BEST_EFFORT = engine.QoSClass.BEST_EFFORT.value, "BestEffort"
+class Flavour(ColouredChoices):
+    UPSTREAM_V1ALPHA1 = (
+        engine.Flavour.UPSTREAM_V1ALPHA1.value,
+        Label("NRT topology.node.k8s.io/v1alpha1", "#56b4e9", "U1"),
+    )
+    UPSTREAM_V1ALPHA2 = (
+        engine.Flavour.UPSTREAM_V1ALPHA2.value,
+        Label("NRT topology.node.k8s.io/v1alpha2", "#0072b2", "U2"),
+    )
+    CRANE = engine.Flavour.CRANE.value, Label("Crane topology.crane.io/v1alpha1", "#e69f00", "C")
+    KOORDINATOR = (
+        engine.Flavour.KOORDINATOR.value,
+        Label("Koordinator (NRT v1alpha1 + koordlet)", "#009e73", "K"),
+    )
 
 
-class AllocationSource(models.TextChoices):
-    CRANE = engine.AllocationSource.CRANE.value, "Crane topology-result"
-    KOORDINATOR = engine.AllocationSource.KOORDINATOR.value, "Koordinator resource-status"
-    KUBELET = engine.AllocationSource.KUBELET.value, "kubelet static (koordlet pod-cpu-allocs)"
+class TopologyManagerPolicy(ColouredChoices):
+    NONE = engine.TopologyManagerPolicy.NONE.value, Label("none", "#9aa3ad")
+    BEST_EFFORT = engine.TopologyManagerPolicy.BEST_EFFORT.value, Label("best-effort", "#56b4e9")
+    RESTRICTED = engine.TopologyManagerPolicy.RESTRICTED.value, Label("restricted", "#cc79a7")
+    SINGLE_NUMA_NODE = (
+        engine.TopologyManagerPolicy.SINGLE_NUMA_NODE.value,
+        Label("single-numa-node", "#d55e00"),
+    )
 
 
-class ReservationPhase(models.TextChoices):
-    PENDING = engine.ReservationPhase.PENDING.value, "Pending"
-    AVAILABLE = engine.ReservationPhase.AVAILABLE.value, "Available"
-    SUCCEEDED = engine.ReservationPhase.SUCCEEDED.value, "Succeeded"
-    WAITING = engine.ReservationPhase.WAITING.value, "Waiting"
-    FAILED = engine.ReservationPhase.FAILED.value, "Failed"
+class TopologyManagerScope(ColouredChoices):
+    CONTAINER = engine.TopologyManagerScope.CONTAINER.value, Label("container", "#c9ced6")
+    POD = engine.TopologyManagerScope.POD.value, Label("pod", "#7f8a99")
+
+
+class QOSClass(ColouredChoices):
+    GUARANTEED = engine.QoSClass.GUARANTEED.value, Label("Guaranteed", "#0072b2")
+    BURSTABLE = engine.QoSClass.BURSTABLE.value, Label("Burstable", "#56b4e9")
+    BEST_EFFORT = engine.QoSClass.BEST_EFFORT.value, Label("BestEffort", "#c9ced6")
+
+
+class AllocationSource(ColouredChoices):
+    CRANE = engine.AllocationSource.CRANE.value, Label("Crane topology-result", "#e69f00")
+    KOORDINATOR = (
+        engine.AllocationSource.KOORDINATOR.value,
+        Label("Koordinator resource-status", "#009e73"),
+    )
+    KUBELET = (
+        engine.AllocationSource.KUBELET.value,
+        Label("kubelet static (koordlet pod-cpu-allocs)", "#0072b2"),
+    )
+
+
+class ReservationPhase(ColouredChoices):
+    PENDING = engine.ReservationPhase.PENDING.value, Label("Pending", "#f0e442")
+    AVAILABLE = engine.ReservationPhase.AVAILABLE.value, Label("Available", "#009e73")
+    SUCCEEDED = engine.ReservationPhase.SUCCEEDED.value, Label("Succeeded", "#9aa3ad")
+    WAITING = engine.ReservationPhase.WAITING.value, Label("Waiting", "#56b4e9")
+    FAILED = engine.ReservationPhase.FAILED.value, Label("Failed", "#d55e00")
 
 
 class ReservationApplyPolicy(models.TextChoices):
@@ -74,13 +133,58 @@ class NodeCPUBindPolicy(models.TextChoices):
     SPREAD_BY_PCPUS = "SpreadByPCPUs", "SpreadByPCPUs"
 
 
-class ResctrlClass(models.TextChoices):
-    LSR = "lsrClass", "LSR"
-    LS = "lsClass", "LS"
-    BE = "beClass", "BE"
-    SYSTEM = "systemClass", "system"
+class ResctrlClass(ColouredChoices):
+    LSR = "lsrClass", Label("LSR", "#0072b2")
+    LS = "lsClass", Label("LS", "#009e73")
+    BE = "beClass", Label("BE", "#e69f00")
+    SYSTEM = "systemClass", Label("system", "#9aa3ad")
 
 
 class CPUTopologySource(models.TextChoices):
     NONE = "", "not published"
     KOORDINATOR = "koordinator", "koordlet cpu-topology annotation"
+
+
+class ConnectionMode(models.TextChoices):
+    """How Topolens authenticates to a cluster's API server."""
+
+    KUBECONFIG = "kubeconfig", "kubeconfig file (path + optional context)"
+    IN_CLUSTER = "in-cluster", "in-cluster service account"
+
+
+class SyncResource(models.TextChoices):
+    """Each API collection the sync lists and watches; one sync state per cluster and value.
+
+    The two NodeResourceTopology groups are separate collections (different CRDs) that
+    both feed the NodeTopology mirror, so each has its own state and reconciliation.
+    """
+
+    NODES = "nodes", "Nodes"
+    NRT_UPSTREAM = (
+        "noderesourcetopologies.topology.node.k8s.io",
+        "NodeResourceTopologies (topology.node.k8s.io)",
+    )
+    NRT_CRANE = (
+        "noderesourcetopologies.topology.crane.io",
+        "NodeResourceTopologies (topology.crane.io)",
+    )
+    PODS = "pods", "Pods"
+    RESERVATIONS = "reservations.scheduling.koordinator.sh", "Koordinator Reservations"
+    QOS_CONFIG = (
+        "configmaps/slo-controller-config",
+        "ConfigMap koordinator-system/slo-controller-config",
+    )
+
+
+class CPUState(ColouredChoices):
+    """What holds one logical CPU, as the dashboard and the API show it.
+
+    The mark is drawn in the cell and repeated in the legend; an exclusive CPU
+    shows its pod's own code (A, B, …) and colour instead of the ones here.
+    """
+
+    EXCLUSIVE = "exclusive", Label("exclusive to a pod", "#0072b2", "P")
+    SHARED = "shared", Label("shared pool (claimed by unpinned pods)", "#b9cfe4", "s")
+    RESERVED = "reserved", Label("reserved (kubelet or node annotation)", "#4b5563", "x")
+    RESERVATION = "reservation", Label("held by a Reservation", "#f2c14e", "r")
+    FREE = "free", Label("free", "#f5f7fa", "")

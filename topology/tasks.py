@@ -1,13 +1,33 @@
-"""Celery tasks: thin interfaces that take plain arguments and call services."""
+"""Celery tasks: thin interfaces that take ids, call services, and are safe to repeat.
+
+Queues: watch loops run for minutes and go to the "watch" queue (see
+CELERY_TASK_ROUTES), so they never hold up the short tasks on the default queue.
+Every enqueue goes through `transaction.on_commit`, so a task never runs before the
+rows it needs are committed.
+"""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from celery import shared_task
+from django.utils import timezone
 
+from topology.models import Cluster, SyncLease
+from topology.services.clusters import synced_cluster_ids
+from topology.services.enqueue import enqueue_figures, enqueue_watch
+from topology.services.figures import recompute_figures as recompute_figures_service
 from topology.services.importer import import_objects
 from topology.services.loading import load_objects
+from topology.services.schedules import ensure_schedules as ensure_schedules_service
+from topology.sync import lease
+from topology.sync.client import credentials_of
+from topology.sync.errors import SyncConnectError
+from topology.sync.session import ClusterSync
+from topology.sync.settings import SyncSettings
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="topology.import_files")
@@ -22,3 +42,107 @@ def import_files(cluster_name: str, paths: list[str]) -> dict[str, object]:
         "removed": summary.total("removed"),
         "errors": summary.errors,
     }
+
+
+@shared_task(name="topology.sync_cluster")
+def sync_cluster(cluster_id: int) -> dict[str, object]:
+    """A full resync. A live watch session re-lists in its own order, so it is asked to;
+    otherwise the list runs here, under the cluster's lease."""
+    cluster = _connected(cluster_id)
+    if cluster is None:
+        return {"skipped": "no enabled connection"}
+    if lease.request_resync(cluster_id):
+        return {"requested": "the live watch session re-lists"}
+    settings = SyncSettings.load()
+    owner = lease.new_owner("resync")
+    if not lease.acquire(cluster_id, owner, settings.lease_seconds):
+        return {"skipped": "another session holds the cluster"}
+    try:
+        session = ClusterSync(
+            cluster,
+            credentials_of(cluster.connection),
+            settings,
+            owner=owner,
+            after_full_list=enqueue_figures,
+        )
+        return session.run_once().as_dict()
+    except SyncConnectError as exc:
+        return {"error": str(exc)}
+    finally:
+        lease.release(cluster_id, owner)
+
+
+@shared_task(name="topology.watch_cluster")
+def watch_cluster(cluster_id: int) -> dict[str, object]:
+    """List, then watch for a session's length; then hand over to a fresh task.
+
+    Bounded sessions let workers restart and deploy without losing a cluster: the next
+    task (or the minute-by-minute housekeeping) takes the lease and lists again.
+    """
+    SyncLease.objects.filter(cluster_id=cluster_id).update(watch_enqueued_at=None)
+    cluster = _connected(cluster_id)
+    if cluster is None:
+        return {"skipped": "no enabled connection"}
+    settings = SyncSettings.load()
+    owner = lease.new_owner("watch")
+    if not lease.acquire(cluster_id, owner, settings.lease_seconds):
+        return {"skipped": "already watched"}
+    try:
+        session = ClusterSync(
+            cluster,
+            credentials_of(cluster.connection),
+            settings,
+            owner=owner,
+            after_full_list=enqueue_figures,
+        )
+        report = session.run_watch(duration=settings.session_seconds).as_dict()
+        retry_in = None
+    except SyncConnectError as exc:
+        # Again in a minute (housekeeping would too, but beat may not be running).
+        report, retry_in = {"error": str(exc)}, 60.0
+    finally:
+        lease.release(cluster_id, owner)
+    enqueue_watch(cluster_id, delay=retry_in)
+    return report
+
+
+@shared_task(name="topology.recompute_figures")
+def recompute_figures(cluster_id: int) -> int:
+    """Derived per-node figures (free CPUs per zone, largest placeable pod) from the mirror."""
+    if not Cluster.objects.filter(pk=cluster_id).exists():
+        return 0
+    return recompute_figures_service(cluster_id=cluster_id)
+
+
+@shared_task(name="topology.ensure_schedules")
+def ensure_schedules() -> dict[str, int]:
+    """Housekeeping, every minute: beat entries per cluster, and a watch per cluster."""
+    settings = SyncSettings.load()
+    changed = ensure_schedules_service(
+        resync_seconds=settings.resync_interval, figures_seconds=settings.figures_interval
+    )
+    started = 0
+    for cluster_id in synced_cluster_ids():
+        if not lease.live_owner(cluster_id) and _not_queued(cluster_id, settings):
+            enqueue_watch(cluster_id)
+            started += 1
+    return {"schedules_changed": changed, "watches_started": started}
+
+
+def _connected(cluster_id: int) -> Cluster | None:
+    cluster = Cluster.objects.select_related("connection").filter(pk=cluster_id).first()
+    if cluster is None or not hasattr(cluster, "connection") or not cluster.connection.enabled:
+        return None
+    return cluster
+
+
+def _not_queued(cluster_id: int, settings: SyncSettings) -> bool:
+    """A watch task queued recently (and not started yet) will take the cluster."""
+    queued = (
+        SyncLease.objects.filter(cluster_id=cluster_id)
+        .values_list("watch_enqueued_at", flat=True)
+        .first()
+    )
+    if queued is None:
+        return True
+    return (timezone.now() - queued).total_seconds() > max(120.0, 2 * settings.lease_seconds)

@@ -1,8 +1,25 @@
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
-from topology import views
+from topology.views import home, nodes, overview, qos, reservations, sync
 
 app_name = "topology"
 urlpatterns = [
-    path("", views.overview, name="overview"),
+    path("", home.home, name="home"),
+    # Browsers ask for /favicon.ico on every page, the admin's login page included.
+    path("favicon.ico", RedirectView.as_view(url=static("topology/favicon.svg"), permanent=True)),
+    path("switch/", home.switch_cluster, name="switch"),
+    path("sync/", sync.sync_health, name="sync"),
+    path("c/<slug:cluster>/", overview.overview, name="overview"),
+    path("c/<slug:cluster>/live.json", overview.overview_live, name="overview-live"),
+    path("c/<slug:cluster>/nodes/<str:node>/", nodes.node_page, name="node"),
+    path("c/<slug:cluster>/nodes/<str:node>/live.json", nodes.node_live, name="node-live"),
+    path("c/<slug:cluster>/reservations/", reservations.reservation_list, name="reservations"),
+    path(
+        "c/<slug:cluster>/reservations/<str:name>/",
+        reservations.reservation_page,
+        name="reservation",
+    ),
+    path("c/<slug:cluster>/qos/", qos.qos, name="qos"),
 ]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 from webapp.env import (
     env_bool,
     env_broker_url,
     env_database,
+    env_int,
     env_list,
     env_str,
     secret_key,
@@ -71,6 +76,14 @@ DATABASES = {"default": env_database("DATABASE_URL", VAR_DIR / "topolens.sqlite3
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not memory, so that a real Celery worker process can share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-topolens.sqlite3")}
+    # Workers write concurrently (a sync session per cluster, figures, imports): WAL lets
+    # readers go on while one writes, and IMMEDIATE transactions wait for the write lock
+    # (up to the timeout) instead of failing with "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -88,13 +101,69 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
+# --- Dashboard -------------------------------------------------------------------
+# Every dashboard page needs a login; the admin's login form is the staff login for
+# now (roles arrive with the API). Plotly's JavaScript is served from the installed
+# plotly package by a static finder, so the dashboard needs no internet access.
+LOGIN_URL = "admin:login"
+LOGIN_REDIRECT_URL = "topology:home"
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "topology.staticfinders.PlotlyFinder",
+]
+# --- end of dashboard block --------------------------------------------------------
+
+# API: per-user throttle rates ("<count>/<second|minute|hour|day>") for the expensive
+# endpoints, the largest what-if (replicas) answered within the request, and page sizes.
+API_THROTTLE_RATES = {
+    "whatif": env_str("API_THROTTLE_WHATIF", "120/minute"),
+    "export": env_str("API_THROTTLE_EXPORT", "30/hour"),
+}
+for _scope, _rate in API_THROTTLE_RATES.items():
+    if not re.fullmatch(r"[1-9]\d*/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
+        raise ImproperlyConfigured(
+            f"API_THROTTLE_{_scope.upper()}={_rate!r} is not a rate such as 120/minute."
+        )
+API_WHATIF_SYNC_MAX_REPLICAS = env_int("API_WHATIF_SYNC_MAX_REPLICAS", 16, minimum=1)
+API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50, minimum=1)
+API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Token first: its WWW-Authenticate header is what turns "no credentials" into a 401.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "scheduler_api.api.authentication.APITokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["scheduler_api.api.permissions.RolePermission"],
+    "DEFAULT_PAGINATION_CLASS": "scheduler_api.api.pagination.PageNumberPagination",
+    "PAGE_SIZE": API_PAGE_SIZE,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_RATES": API_THROTTLE_RATES,
+    "EXCEPTION_HANDLER": "scheduler_api.api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Topolens API",
+    "DESCRIPTION": (
+        "Read the mirror of each cluster (nodes, NUMA topology, pods, reservations, QoS, "
+        "desired policies), ask what-if placement questions and export a cluster. "
+        "Authenticate with `Authorization: Bearer <token>` (tokens are created in admin) "
+        "or a browser session."
+    ),
     "VERSION": "1.0.0",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ReservationApplyPolicyEnum": "topology.choices.ReservationApplyPolicy",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "scheduler_api.api.schema.add_error_responses",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -120,6 +189,35 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Watch loops run for minutes on their own queue, so they never hold up short tasks.
+# A worker started without -Q (the embedded default of `make run`) consumes both
+# queues; in production one Deployment consumes each (deploy/kubernetes).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = tuple(Queue(q, Exchange(q), routing_key=q) for q in ("celery", "watch"))
+CELERY_TASK_ROUTES = {"topology.watch_cluster": {"queue": "watch"}}
+# A worker busy with a watch must not sit on messages an idle worker could run.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# Live cluster sync (topology.sync.settings.SyncSettings): seconds, or milliseconds (_MS).
+TOPOLENS_SYNC = {
+    "page_size": env_int("TOPOLENS_SYNC_PAGE_SIZE", 500, minimum=1),
+    "connect_timeout": env_int("TOPOLENS_SYNC_CONNECT_TIMEOUT_MS", 5_000, minimum=1) / 1000,
+    "read_timeout": env_int("TOPOLENS_SYNC_READ_TIMEOUT_MS", 30_000, minimum=1) / 1000,
+    "watch_timeout": env_int("TOPOLENS_SYNC_WATCH_TIMEOUT_SECONDS", 240, minimum=1),
+    "watch_read_margin": env_int("TOPOLENS_SYNC_WATCH_MARGIN_MS", 30_000, minimum=1) / 1000,
+    "backoff_initial": env_int("TOPOLENS_SYNC_BACKOFF_INITIAL_MS", 500, minimum=1) / 1000,
+    "backoff_ceiling": env_int("TOPOLENS_SYNC_BACKOFF_CEILING_MS", 60_000, minimum=1) / 1000,
+    "batch_size": env_int("TOPOLENS_SYNC_BATCH_SIZE", 500, minimum=1),
+    "flush_interval": env_int("TOPOLENS_SYNC_FLUSH_INTERVAL_MS", 200, minimum=1) / 1000,
+    "session_seconds": env_int("TOPOLENS_SYNC_SESSION_SECONDS", 600, minimum=1),
+    "lease_seconds": env_int("TOPOLENS_SYNC_LEASE_SECONDS", 90, minimum=3),
+    "resync_interval": env_int("TOPOLENS_SYNC_RESYNC_SECONDS", 3600, minimum=60),
+    "figures_interval": env_int("TOPOLENS_FIGURES_SECONDS", 300, minimum=10),
+}
+if TOPOLENS_SYNC["backoff_ceiling"] < TOPOLENS_SYNC["backoff_initial"]:
+    raise ImproperlyConfigured(
+        "TOPOLENS_SYNC_BACKOFF_CEILING_MS must not be below TOPOLENS_SYNC_BACKOFF_INITIAL_MS."
+    )
 
 LOGGING = {
     "version": 1,

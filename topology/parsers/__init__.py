@@ -70,9 +70,26 @@ def parse_object(obj: Any) -> ParsedObject | None:
     return ParsedObject(kind, _PARSERS[kind](obj))
 
 
+def object_key(kind: MirroredKind, obj: dict[str, Any]) -> tuple[str, ...]:
+    """The mirror key of a raw object, even a malformed one: (namespace, name) for pods."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = str(metadata.get("name", ""))
+    if kind is MirroredKind.POD:
+        return (str(metadata.get("namespace", "default")), name)
+    return (name,)
+
+
 def _name(obj: dict[str, Any]) -> str:
     metadata = obj.get("metadata")
     return str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
 
 
-__all__ = ["MirroredKind", "ObjectParseError", "ParsedObject", "Record", "classify", "parse_object"]
+__all__ = [
+    "MirroredKind",
+    "ObjectParseError",
+    "ParsedObject",
+    "Record",
+    "classify",
+    "object_key",
+    "parse_object",
+]

@@ -100,15 +100,30 @@ def _cpu_topology(reader: Reader, annotations: dict[str, str]) -> tuple[CPUTuple
     path = f"{_path(CPU_TOPOLOGY)}.detail"
     cpus: dict[int, CPUTuple] = {}
     for index, item in enumerate(reader.check(path, data.get("detail") or [], list)):
-        item_path = f"{path}[{index}]"
-        reader.check(item_path, item, dict)
-        cpu = tuple(
-            _int_field(reader, item_path, item, k) for k in ("id", "core", "socket", "node")
-        )
+        cpu = _cpu_row(item)
+        if cpu is None:  # something is wrong with it: the slow path names the field
+            item_path = f"{path}[{index}]"
+            reader.check(item_path, item, dict)
+            cpu = _checked_cpu_row(reader, item_path, item)
         if cpu[0] in cpus:
-            raise reader.error(item_path, f"cpu {cpu[0]} is listed twice")
-        cpus[cpu[0]] = (cpu[0], cpu[1], cpu[2], cpu[3])
+            raise reader.error(f"{path}[{index}]", f"cpu {cpu[0]} is listed twice")
+        cpus[cpu[0]] = cpu
     return tuple(cpus[k] for k in sorted(cpus))
+
+
+def _cpu_row(item: Any) -> CPUTuple | None:
+    """The fast path for a well-formed row (a 384-CPU node has 384 of them per NRT)."""
+    if type(item) is not dict:
+        return None
+    row = (item.get("id"), item.get("core"), item.get("socket"), item.get("node"))
+    if all(type(value) is int for value in row):
+        return row  # type: ignore[return-value]
+    return None
+
+
+def _checked_cpu_row(reader: Reader, path: str, item: dict[str, Any]) -> CPUTuple:
+    cpu = tuple(_int_field(reader, path, item, k) for k in ("id", "core", "socket", "node"))
+    return (cpu[0], cpu[1], cpu[2], cpu[3])
 
 
 def _pools(reader: Reader, annotations: dict[str, str], key: str) -> tuple[SharedPool, ...]:

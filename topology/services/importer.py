@@ -1,30 +1,38 @@
 """Import raw Kubernetes objects into a cluster's mirror.
 
 Objects are parsed first; a malformed one becomes an error naming the object
-and field and is never written. Each valid object is then upserted in its own
-transaction. A kind the import covers (it holds at least one object of that
-kind) is reconciled: mirrored objects it no longer lists are removed, except
-those whose new version failed to parse, which are kept as they were.
+and field and is never written. Valid objects are then upserted kind by kind, a
+batch per transaction, through the same writers the live sync uses. A kind the
+import covers (it holds at least one object of that kind) is reconciled:
+mirrored objects it no longer lists are removed, except those whose new version
+failed to parse, which are kept as they were.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
-from topology.choices import AllocationSource
-from topology.models import Cluster, Node, NodeTopology, Pod, PodAllocation, QoSConfig, Reservation
-from topology.parsers import MirroredKind, ObjectParseError, ParsedObject, classify, parse_object
+from topology.models import Cluster
+from topology.parsers import (
+    MirroredKind,
+    ObjectParseError,
+    ParsedObject,
+    classify,
+    object_key,
+    parse_object,
+)
 from topology.parsers.pod import PodRecord
-from topology.services import writers
+from topology.services.removal import mirrored_keys, remove_objects
+from topology.services.writers import record_key, write_records
 
 logger = logging.getLogger(__name__)
+# Nodes first: NRTs need their Node, and pods and reservations link to it.
 ORDER = [
     MirroredKind.NODE,
     MirroredKind.TOPOLOGY,
@@ -32,13 +40,7 @@ ORDER = [
     MirroredKind.RESERVATION,
     MirroredKind.QOS_CONFIG,
 ]
-_WRITERS: dict[MirroredKind, Callable[..., writers.Outcome]] = {
-    MirroredKind.NODE: writers.upsert_node,
-    MirroredKind.TOPOLOGY: writers.upsert_topology,
-    MirroredKind.POD: writers.upsert_pod,
-    MirroredKind.RESERVATION: writers.upsert_reservation,
-    MirroredKind.QOS_CONFIG: writers.upsert_qos_config,
-}
+BATCH_SIZE = 500
 
 
 @dataclass
@@ -79,8 +81,9 @@ def import_objects(*, cluster_name: str, objects: Iterable[Any]) -> ImportSummar
     cluster, _ = Cluster.objects.get_or_create(name=cluster_name)
     now = timezone.now()
     for kind in ORDER:
-        for parsed in batch.parsed.get(kind, []):
-            _write_one(cluster, kind, parsed, now, summary)
+        parsed = batch.parsed.get(kind, [])
+        for start in range(0, len(parsed), BATCH_SIZE):
+            _write_batch(cluster, kind, parsed[start : start + BATCH_SIZE], now, summary)
     for kind in ORDER:
         if kind in batch.covered:
             _remove_vanished(cluster, kind, batch, summary)
@@ -122,74 +125,29 @@ def _record_parse_failure(
     if kind is None:
         return
     summary.add(kind, "errors")
-    batch.failed_keys.setdefault(kind, set()).add(_raw_key(kind, obj))
+    batch.failed_keys.setdefault(kind, set()).add(object_key(kind, obj))
 
 
-def _raw_key(kind: MirroredKind, obj: dict[str, Any]) -> tuple[str, ...]:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    name = str(metadata.get("name", ""))
-    if kind is MirroredKind.POD:
-        return (str(metadata.get("namespace", "default")), name)
-    return (name,)
-
-
-def _record_key(kind: MirroredKind, parsed: ParsedObject) -> tuple[str, ...]:
-    record = parsed.record
-    if kind is MirroredKind.POD:
-        assert isinstance(record, PodRecord)
-        return (record.namespace, record.name)
-    return (record.name,)
-
-
-def _write_one(
-    cluster: Cluster, kind: MirroredKind, parsed: ParsedObject, now: Any, summary: ImportSummary
+def _write_batch(
+    cluster: Cluster,
+    kind: MirroredKind,
+    chunk: list[ParsedObject],
+    now: Any,
+    summary: ImportSummary,
 ) -> None:
-    try:
-        outcome = _WRITERS[kind](cluster, parsed.record, now)
-    except writers.MissingNodeError as exc:
-        summary.errors.append(str(exc))
+    result = write_records(cluster, kind, [p.record for p in chunk], now)
+    for what, n in result.counts().items():
+        summary.add(kind, what, n)
+    for message in result.errors.values():
+        summary.errors.append(message)
         summary.add(kind, "errors")
-        return
-    summary.add(kind, outcome.value)
 
 
 def _remove_vanished(
     cluster: Cluster, kind: MirroredKind, batch: _Batch, summary: ImportSummary
 ) -> None:
-    keep = {_record_key(kind, p) for p in batch.parsed.get(kind, [])}
+    keep = {record_key(kind, p.record) for p in batch.parsed.get(kind, [])}
     keep |= batch.failed_keys.get(kind, set())
-    removed = 0
-    with transaction.atomic():
-        for obj, key in _mirrored(cluster, kind):
-            if key not in keep:
-                _delete(cluster, kind, obj)
-                removed += 1
-        if kind is MirroredKind.POD:
-            PodAllocation.objects.filter(
-                cluster=cluster, source__in=writers.POD_SOURCES, pod__isnull=True
-            ).delete()
+    removed = remove_objects(cluster, kind, mirrored_keys(cluster, kind) - keep)
     if removed:
         summary.add(kind, "removed", removed)
-
-
-def _delete(cluster: Cluster, kind: MirroredKind, obj: Any) -> None:
-    """Kubelet-pinned allocations come from the NRT, so they go with it (and with its Node)."""
-    if kind in (MirroredKind.NODE, MirroredKind.TOPOLOGY):
-        node_name = obj.name if kind is MirroredKind.NODE else obj.node.name
-        PodAllocation.objects.filter(
-            cluster=cluster, node_name=node_name, source=AllocationSource.KUBELET
-        ).delete()
-    obj.delete()
-
-
-def _mirrored(cluster: Cluster, kind: MirroredKind) -> list[tuple[Any, tuple[str, ...]]]:
-    if kind is MirroredKind.NODE:
-        return [(n, (n.name,)) for n in Node.objects.filter(cluster=cluster)]
-    if kind is MirroredKind.TOPOLOGY:
-        topologies = NodeTopology.objects.filter(node__cluster=cluster).select_related("node")
-        return [(t, (t.node.name,)) for t in topologies]
-    if kind is MirroredKind.POD:
-        return [(p, (p.namespace, p.name)) for p in Pod.objects.filter(cluster=cluster)]
-    if kind is MirroredKind.RESERVATION:
-        return [(r, (r.name,)) for r in Reservation.objects.filter(cluster=cluster)]
-    return [(q, (q.name,)) for q in QoSConfig.objects.filter(cluster=cluster)]

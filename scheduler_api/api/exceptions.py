@@ -1,0 +1,51 @@
+"""Every API error has one shape: {"detail": "...", "errors": {field: [messages]}}."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from scheduler_api.errors import INVALID_INPUT, error_body
+
+NON_FIELD = "non_field_errors"
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None  # not an API error: Django answers 500 and logs it
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = error_body(INVALID_INPUT, flatten_errors(exc.detail))
+    else:
+        detail = response.data.get("detail") if isinstance(response.data, dict) else None
+        response.data = error_body(str(detail or exc), {})
+    return response
+
+
+def flatten_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
+    """Nested serializer errors → dotted field paths ("containers.0.requests.cpu")."""
+    if isinstance(detail, Mapping):
+        result: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            # A nested serializer's own errors belong to the field that holds it.
+            child = (path or NON_FIELD) if key == NON_FIELD else _join(path, str(key))
+            for field, messages in flatten_errors(value, child).items():
+                result.setdefault(field, []).extend(messages)
+        return result
+    if isinstance(detail, list) and any(isinstance(item, (dict, list)) for item in detail):
+        result = {}
+        for index, item in enumerate(detail):
+            if item:
+                for field, messages in flatten_errors(item, _join(path, str(index))).items():
+                    result.setdefault(field, []).extend(messages)
+        return result
+    messages = detail if isinstance(detail, list) else [detail]
+    return {path or NON_FIELD: [str(message) for message in messages]}
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key

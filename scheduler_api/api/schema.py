@@ -1,0 +1,76 @@
+"""OpenAPI additions: the bearer-token scheme and the error responses every operation can give.
+
+Imported by `scheduler_api.api.urls`, so drf-spectacular finds the extension whenever the
+API is routed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
+
+ERROR_COMPONENT = "Error"
+ERROR_REF = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Every error: a sentence, plus messages per field for invalid input.",
+    "properties": {
+        "detail": {"type": "string"},
+        "errors": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            "description": "field path (dotted for nested fields) → messages; {} otherwise",
+        },
+    },
+    "required": ["detail", "errors"],
+}
+_DESCRIPTIONS = {
+    "400": "Malformed request: `errors` names each field at fault.",
+    "401": "No credentials, or a bad, expired or revoked token.",
+    "403": "Your role does not allow this, or a CSRF check failed (session).",
+    "404": "No such object.",
+}
+_WRITE_METHODS = {"post", "put", "patch"}
+
+
+class APITokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "scheduler_api.api.authentication.APITokenAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        scheme: dict[str, Any] = build_bearer_security_scheme_object(
+            header_name="Authorization", token_prefix="Bearer"
+        )
+        scheme["description"] = "An API token created in admin (shown once), as `Bearer tl_…`."
+        return scheme
+
+
+def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook: document 400/401/403/404 with the one error shape."""
+    result.setdefault("components", {}).setdefault("schemas", {})[ERROR_COMPONENT] = ERROR_SCHEMA
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            for code in _error_codes(method, operation):
+                operation["responses"].setdefault(code, _error_response(code))
+    return result
+
+
+def _error_codes(method: str, operation: dict[str, Any]) -> list[str]:
+    parameters = operation.get("parameters", [])
+    codes = ["401", "403"]
+    if method in _WRITE_METHODS or any(p.get("in") == "query" for p in parameters):
+        codes.append("400")
+    if any(p.get("in") == "path" for p in parameters) or "page" in {
+        p.get("name") for p in parameters
+    }:
+        codes.append("404")
+    return codes
+
+
+def _error_response(code: str) -> dict[str, Any]:
+    return {
+        "description": _DESCRIPTIONS[code],
+        "content": {"application/json": {"schema": ERROR_REF}},
+    }

@@ -1,0 +1,159 @@
+"""What-if: the question (a Pod manifest or the compact form) and the engine's answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from scheduler_api.api.serializers.common import string_map_field
+from scheduler_api.engine.snapshot import CPUBindPolicy, CPUExclusivePolicy, CraneCPUPolicy
+from scheduler_api.engine.snapshot import KoordQoSClass as KoordQoS
+from scheduler_api.services.whatif import COMPARE_ALL
+from topology.parsers.errors import FieldError
+from topology.parsers.quantity import parse_quantity
+from topology.services.whatif import MAX_REPLICAS, SCHEDULERS, SCORING_STRATEGIES
+
+COMPACT_FIELDS = (
+    "containers",
+    "init_containers",
+    "name",
+    "namespace",
+    "labels",
+    "annotations",
+    "priority",
+    "crane_cpu_policy",
+    "crane_topology_awareness",
+    "koordinator_qos_class",
+    "koordinator_cpu_bind_policy",
+    "koordinator_cpu_bind_required",
+    "koordinator_cpu_exclusive_policy",
+)
+
+
+class QuantityField(serializers.CharField):
+    """A Kubernetes quantity ("500m", "4", "8Gi"); a JSON number is taken as written."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            data = str(data)
+        value = super().to_internal_value(data)
+        try:
+            parse_quantity(value)
+        except FieldError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+
+def _quantities(help_text: str) -> serializers.DictField:
+    return serializers.DictField(child=QuantityField(), required=False, help_text=help_text)
+
+
+class CompactContainerSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=63)
+    requests = _quantities('resource → quantity, e.g. {"cpu": "4", "memory": "8Gi"}')
+    limits = _quantities("resource → quantity; a missing request defaults to its limit")
+
+
+def _choices(values: Any, help_text: str) -> serializers.ChoiceField:
+    return serializers.ChoiceField([v for v in values if v], required=False, help_text=help_text)
+
+
+class WhatIfRequestSerializer(serializers.Serializer):
+    """Either `pod` (a whole Pod manifest) or the compact form, plus the run's options."""
+
+    pod = serializers.JSONField(required=False, help_text="a Kubernetes Pod manifest (v1 Pod)")
+    containers = CompactContainerSerializer(many=True, required=False, allow_empty=False)
+    init_containers = CompactContainerSerializer(many=True, required=False)
+    name = serializers.CharField(required=False, max_length=253)
+    namespace = serializers.CharField(required=False, max_length=253)
+    labels = string_map_field(required=False)
+    annotations = string_map_field(required=False)
+    priority = serializers.IntegerField(required=False, allow_null=True)
+    crane_cpu_policy = _choices(CraneCPUPolicy, "annotation topology.crane.io/cpu-policy")
+    crane_topology_awareness = serializers.BooleanField(
+        required=False, allow_null=True, help_text="annotation topology.crane.io/topology-awareness"
+    )
+    koordinator_qos_class = _choices(KoordQoS, "label koordinator.sh/qosClass")
+    koordinator_cpu_bind_policy = _choices(
+        CPUBindPolicy, "scheduling.koordinator.sh/resource-spec CPU bind policy"
+    )
+    koordinator_cpu_bind_required = serializers.BooleanField(
+        default=False, help_text="true: requiredCPUBindPolicy (hard); false: preferred (soft)"
+    )
+    koordinator_cpu_exclusive_policy = _choices(
+        CPUExclusivePolicy, "resource-spec preferredCPUExclusivePolicy"
+    )
+    replicas = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_REPLICAS,
+        default=1,
+        help_text="place this many copies one after another (0: verdicts only); "
+        "above the synchronous limit the question runs in the background (202)",
+    )
+    scheduler = serializers.ChoiceField(
+        [*SCHEDULERS, COMPARE_ALL],
+        default="auto",
+        help_text=f"`auto`: each node's own system; `{COMPARE_ALL}`: compare every scheduler "
+        "side by side (runs in the background, 202)",
+    )
+    scoring = serializers.ChoiceField(
+        SCORING_STRATEGIES, required=False, allow_null=True, help_text="default LeastAllocated"
+    )
+    weights = serializers.DictField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        allow_null=True,
+        help_text="resource → scoring weight",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        compact = [f for f in COMPACT_FIELDS if f in self.initial_data]
+        if "pod" in attrs and compact:
+            raise serializers.ValidationError(
+                {f: ["Give either `pod` or the compact form, not both."] for f in compact}
+            )
+        if "pod" not in attrs and "containers" not in attrs:
+            raise serializers.ValidationError(
+                {"pod": ["Give a Pod manifest in `pod`, or `containers` (the compact form)."]}
+            )
+        if "pod" in attrs and not isinstance(attrs["pod"], dict):
+            raise serializers.ValidationError({"pod": ["Expected a Pod manifest (an object)."]})
+        return attrs
+
+
+class NodeVerdictSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    system = serializers.CharField(help_text="the scheduler that judged this node")
+    fits = serializers.BooleanField()
+    score = serializers.IntegerField(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="why (not)")
+    numa_zones = serializers.ListField(child=serializers.IntegerField())
+    cpuset = serializers.ListField(
+        child=serializers.IntegerField(), allow_null=True, help_text="null: not decided in detail"
+    )
+    annotations = string_map_field(help_text="what the scheduler would write on the pod")
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class PlacementSerializer(serializers.Serializer):
+    replica = serializers.IntegerField()
+    node = serializers.CharField(allow_null=True, help_text="null: no node could take it")
+    numa_zones = serializers.ListField(child=serializers.IntegerField())
+    cpuset = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+
+
+class CapacitySerializer(serializers.Serializer):
+    total = serializers.IntegerField(help_text="how many more fit in the cluster")
+    per_node = serializers.DictField(child=serializers.IntegerField())
+
+
+class WhatIfResultSerializer(serializers.Serializer):
+    """The offline `manage.py whatif` JSON. A pod that fits nowhere is an answer, not an error."""
+
+    scheduler = serializers.CharField()
+    scoring = serializers.CharField()
+    data_age_seconds = serializers.FloatField(allow_null=True)
+    nodes = NodeVerdictSerializer(many=True, help_text="every node, best first")
+    placements = PlacementSerializer(many=True)
+    capacity = CapacitySerializer()

@@ -1,0 +1,1 @@
+"""Thin, declarative views: a queryset from a selector, a serializer, a filterset, permissions."""

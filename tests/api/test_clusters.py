@@ -1,0 +1,119 @@
+"""clusters: counts, data age, sync state per collection; admins manage them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from topology.models import Cluster, SyncState
+
+from .factories import ClusterFactory, NodeFactory, PodFactory
+from .mixins import ClientFor, ListEndpointTests
+
+pytestmark = pytest.mark.django_db
+
+
+class TestClusterList(ListEndpointTests):
+    max_queries = 7  # session, user, 2 × permissions, count, clusters, sync states
+
+    def path(self, cluster: Cluster) -> str:
+        return "/api/v1/clusters"
+
+    def make_rows(self, cluster: Cluster, count: int) -> None:
+        for _ in range(count):
+            other = ClusterFactory()
+            NodeFactory(cluster=other)
+            SyncState.objects.create(cluster=other, resource="nodes", synced_through=timezone.now())
+
+    def test_an_unknown_cluster_is_404(self, viewer: APIClient, cluster: Cluster) -> None:
+        assert viewer.get("/api/v1/clusters/no-such-cluster").status_code == 404
+
+
+def test_it_counts_nodes_and_pods_without_multiplying_them(viewer: APIClient) -> None:
+    cluster = ClusterFactory(name="prod")
+    nodes = [NodeFactory(cluster=cluster) for _ in range(3)]
+    for node in nodes:
+        PodFactory.create_batch(2, cluster=cluster, node=node)
+    body = viewer.get("/api/v1/clusters/prod").json()
+    assert (body["node_count"], body["pod_count"]) == (3, 6)
+
+
+def test_data_age_comes_from_the_last_import_until_the_sync_runs(viewer: APIClient) -> None:
+    imported = timezone.now() - timedelta(minutes=5)
+    ClusterFactory(name="prod", last_imported_at=imported)
+    body = viewer.get("/api/v1/clusters/prod").json()
+    assert body["data_age"]["source"] == "last import"
+    assert 299 <= body["data_age"]["seconds"] < 330
+    assert body["sync"] == []
+
+
+def test_data_age_is_the_stalest_served_collection_once_synced(viewer: APIClient) -> None:
+    cluster = ClusterFactory(name="prod")
+    now = timezone.now()
+    SyncState.objects.create(cluster=cluster, resource="nodes", synced_through=now)
+    SyncState.objects.create(
+        cluster=cluster, resource="pods", synced_through=now - timedelta(seconds=90)
+    )
+    SyncState.objects.create(
+        cluster=cluster,
+        resource="reservations.scheduling.koordinator.sh",
+        served=False,
+        synced_through=now - timedelta(days=3),
+    )
+    body = viewer.get("/api/v1/clusters/prod").json()
+    assert body["data_age"]["source"] == "live sync (stalest collection)"
+    assert 90 <= body["data_age"]["seconds"] < 120
+    by_resource = {state["resource"]: state for state in body["sync"]}
+    assert set(by_resource) == {"nodes", "pods", "reservations.scheduling.koordinator.sh"}
+    assert by_resource["reservations.scheduling.koordinator.sh"]["served"] is False
+    assert by_resource["pods"]["age_seconds"] >= 90
+
+
+def test_a_cluster_never_imported_has_no_age(viewer: APIClient) -> None:
+    ClusterFactory(name="prod", last_imported_at=None)
+    age = viewer.get("/api/v1/clusters/prod").json()["data_age"]
+    assert age == {"as_of": None, "seconds": None, "source": "never imported"}
+
+
+@pytest.mark.parametrize("persona", ["viewer", "operator", "outsider"])
+def test_only_admins_manage_clusters(persona: str, client_for: ClientFor) -> None:
+    ClusterFactory(name="prod")
+    client = client_for(persona)
+    assert client.post("/api/v1/clusters", {"name": "new"}, format="json").status_code == 403
+    patch = client.patch("/api/v1/clusters/prod", {"description": "x"}, format="json")
+    assert patch.status_code == 403
+    assert client.delete("/api/v1/clusters/prod").status_code == 403
+    assert Cluster.objects.filter(name="prod", description="").exists()
+
+
+def test_an_admin_creates_describes_and_deletes_a_cluster(admin: APIClient) -> None:
+    created = admin.post("/api/v1/clusters", {"name": "edge", "description": "POPs"}, "json")
+    assert created.status_code == 201, created.content
+    assert created.json()["name"] == "edge" and created.json()["node_count"] == 0
+    changed = admin.patch("/api/v1/clusters/edge", {"description": "edge POPs"}, "json")
+    assert changed.json()["description"] == "edge POPs"
+    assert admin.delete("/api/v1/clusters/edge").status_code == 204
+    assert not Cluster.objects.filter(name="edge").exists()
+
+
+def test_a_cluster_name_is_unique_and_a_slug(admin: APIClient) -> None:
+    ClusterFactory(name="prod")
+    duplicate = admin.post("/api/v1/clusters", {"name": "prod"}, "json")
+    assert duplicate.status_code == 400
+    assert "name" in duplicate.json()["errors"]
+    bad = admin.post("/api/v1/clusters", {"name": "not a slug"}, "json")
+    assert bad.status_code == 400 and "name" in bad.json()["errors"]
+
+
+def test_the_name_cannot_be_changed(admin: APIClient) -> None:
+    ClusterFactory(name="prod")
+    admin.patch("/api/v1/clusters/prod", {"name": "renamed", "description": "d"}, "json")
+    assert Cluster.objects.filter(name="prod", description="d").exists()
+
+
+def test_put_is_not_offered(admin: APIClient) -> None:
+    ClusterFactory(name="prod")
+    assert admin.put("/api/v1/clusters/prod", {"description": "x"}, "json").status_code == 405

@@ -1,0 +1,212 @@
+"""clusters/{cluster}/whatif: a Pod manifest or the compact form; 200 now, or 202 and a task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from scheduler_api.choices import TaskState
+from scheduler_api.models import WhatIfTask
+from scheduler_api.services.whatif import compact_pod_manifest
+from scheduler_api.services.whatif_tasks import whatif_task_run
+from topology.models import Cluster
+from topology.services.whatif import run_whatif
+
+from .mixins import ClientFor
+
+pytestmark = pytest.mark.django_db
+WHATIF = "/api/v1/clusters/trio/whatif"
+RESULT_KEYS = {"scheduler", "scoring", "data_age_seconds", "nodes", "placements", "capacity"}
+VERDICT_KEYS = {"node", "fits", "score", "reasons", "numa_zones", "cpuset", "annotations"}
+
+
+def manifest(cpu: str = "2", memory: str = "1Gi") -> dict[str, Any]:
+    resources = {"cpu": cpu, "memory": memory}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "db", "namespace": "prod"},
+        "spec": {
+            "containers": [
+                {"name": "db", "resources": {"requests": resources, "limits": resources}}
+            ]
+        },
+    }
+
+
+def same_answer(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Equal but for the data age, which grows between two runs."""
+    return {**one, "data_age_seconds": 0} == {**other, "data_age_seconds": 0}
+
+
+def post(client: APIClient, body: dict[str, Any], path: str = WHATIF) -> Any:
+    return client.post(path, body, format="json")
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [("anonymous", 401), ("outsider", 403), ("viewer", 403), ("operator", 200), ("admin", 200)],
+)
+def test_operators_and_admins_run_what_if(
+    persona: str, status: int, client_for: ClientFor, trio: Cluster
+) -> None:
+    response = post(client_for(persona), {"pod": manifest()})
+    assert response.status_code == status, response.content
+
+
+def test_it_answers_with_the_offline_commands_shape(operator: APIClient, trio: Cluster) -> None:
+    response = post(operator, {"pod": manifest(), "replicas": 2})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert RESULT_KEYS <= set(body)
+    assert len(body["nodes"]) == 3 and VERDICT_KEYS <= set(body["nodes"][0])
+    assert len(body["placements"]) == 2
+    assert same_answer(body, run_whatif(cluster=trio, pod=manifest(), replicas=2))
+
+
+def test_a_pod_that_fits_nowhere_is_a_200_with_verdicts(operator: APIClient, trio: Cluster) -> None:
+    response = post(operator, {"pod": manifest(cpu="5000")})
+    assert response.status_code == 200
+    body = response.json()
+    assert not any(node["fits"] for node in body["nodes"])
+    assert all(node["reasons"] for node in body["nodes"])
+    assert body["placements"][0]["node"] is None and body["capacity"]["total"] == 0
+
+
+def test_the_compact_form_is_the_same_question(operator: APIClient, trio: Cluster) -> None:
+    compact = {
+        "containers": [
+            {
+                "name": "db",
+                "requests": {"cpu": "2", "memory": "1Gi"},
+                "limits": {"cpu": 2, "memory": "1Gi"},
+            }
+        ],
+        "name": "db",
+        "namespace": "prod",
+        "scheduler": "scheduler-plugins",
+    }
+    from_compact = post(operator, compact).json()
+    from_manifest = post(operator, {"pod": manifest(), "scheduler": "scheduler-plugins"}).json()
+    assert same_answer(from_compact, from_manifest)
+
+
+def test_the_compact_form_writes_the_annotations_schedulers_read() -> None:
+    pod = compact_pod_manifest(
+        {
+            "containers": [{"name": "app", "requests": {"cpu": "4"}, "limits": {"cpu": "4"}}],
+            "labels": {"app": "web"},
+            "crane_cpu_policy": "exclusive",
+            "crane_topology_awareness": False,
+            "koordinator_qos_class": "LSR",
+            "koordinator_cpu_bind_policy": "FullPCPUs",
+            "koordinator_cpu_bind_required": True,
+            "koordinator_cpu_exclusive_policy": "PCPULevel",
+        }
+    )
+    assert pod["metadata"]["labels"] == {"app": "web", "koordinator.sh/qosClass": "LSR"}
+    assert pod["metadata"]["annotations"] == {
+        "topology.crane.io/cpu-policy": "exclusive",
+        "topology.crane.io/topology-awareness": "false",
+        "scheduling.koordinator.sh/resource-spec": (
+            '{"requiredCPUBindPolicy":"FullPCPUs","preferredCPUExclusivePolicy":"PCPULevel"}'
+        ),
+    }
+    assert pod["spec"]["containers"] == [
+        {"name": "app", "resources": {"requests": {"cpu": "4"}, "limits": {"cpu": "4"}}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "pod"),
+        ({"pod": manifest(), "containers": [{"name": "a"}]}, "containers"),
+        ({"pod": ["not", "a", "pod"]}, "pod"),
+        ({"containers": []}, "containers"),
+        ({"containers": [{"name": "a", "requests": {"cpu": "lots"}}]}, "containers.0.requests.cpu"),
+        ({"pod": manifest(), "scheduler": "kube-scheduler"}, "scheduler"),
+        ({"pod": manifest(), "scoring": "Random"}, "scoring"),
+        ({"pod": manifest(), "weights": {"cpu": 0}}, "weights.cpu"),
+        ({"pod": manifest(), "replicas": -1}, "replicas"),
+        ({"pod": {"kind": "Pod", "metadata": {"name": "x"}, "spec": {}}}, "pod.spec.containers"),
+    ],
+)
+def test_a_malformed_question_is_a_400_with_field_errors(
+    operator: APIClient, trio: Cluster, body: dict[str, Any], field: str
+) -> None:
+    response = post(operator, body)
+    assert response.status_code == 400, response.content
+    error = response.json()
+    assert error["detail"] == "Invalid input."
+    assert field in error["errors"], error["errors"]
+    assert not WhatIfTask.objects.exists()
+
+
+def test_an_unknown_cluster_is_404(operator: APIClient, trio: Cluster) -> None:
+    assert post(operator, {"pod": manifest()}, "/api/v1/clusters/nope/whatif").status_code == 404
+
+
+@override_settings(API_WHATIF_SYNC_MAX_REPLICAS=3)
+def test_many_replicas_run_in_the_background(
+    operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = post(operator, {"pod": manifest(), "replicas": 4})
+    assert response.status_code == 202, response.content
+    task = WhatIfTask.objects.get()
+    assert response["Location"] == f"/api/v1/tasks/{task.pk}"
+    assert response.json()["state"] == "pending" and response.json()["result"] is None
+    assert len(callbacks) == 1  # enqueued only once the row is committed
+    pending = operator.get(response["Location"]).json()
+    assert (pending["state"], pending["result"]) == ("pending", None)
+
+    whatif_task_run(task_id=task.pk)
+    done = operator.get(response["Location"]).json()
+    assert done["state"] == "succeeded" and done["finished_at"]
+    assert same_answer(done["result"], run_whatif(cluster=trio, pod=manifest(), replicas=4))
+    assert done["comparison"] is None and done["error"] is None
+
+
+def test_comparing_schedulers_runs_in_the_background(
+    operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False):
+        response = post(operator, {"pod": manifest(), "scheduler": "all"})
+    assert response.status_code == 202
+    whatif_task_run(task_id=WhatIfTask.objects.get().pk)
+    done = operator.get(response["Location"]).json()
+    assert done["result"] is None
+    assert set(done["comparison"]) == {"scheduler-plugins", "crane", "koordinator"}
+    assert done["comparison"]["crane"]["scheduler"] == "crane"
+
+
+def test_a_task_runs_once(
+    operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False):
+        post(operator, {"pod": manifest(), "scheduler": "all"})
+    task = WhatIfTask.objects.get()
+    first = whatif_task_run(task_id=task.pk)
+    again = whatif_task_run(task_id=task.pk)
+    assert first.finished_at == again.finished_at
+
+
+def test_a_failed_task_keeps_the_error_shape(trio: Cluster, user_for: Any) -> None:
+    task = WhatIfTask.objects.create(
+        user=user_for("operator"),
+        cluster=trio,
+        request={
+            "pod": {"kind": "Service"},
+            "replicas": 1,
+            "scheduler": "auto",
+            "scoring": None,
+            "weights": None,
+        },
+    )
+    failed = whatif_task_run(task_id=task.pk)
+    assert failed.state == TaskState.FAILED
+    assert failed.error["detail"] == "Invalid input." and "pod" in failed.error["errors"]

@@ -1,0 +1,97 @@
+"""The 202 flow end to end: a real Celery worker on the configured broker answers the task.
+
+Locally the broker is the embedded filesystem one; in CI, Redis. The worker shares
+the test database, so the test commits its data and reads the answer back through
+the API, as a client would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from rest_framework.test import APIClient
+
+from topology.models import Cluster
+from topology.services.whatif import run_whatif
+
+from .test_whatif import manifest, same_answer
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+ROOT = Path(__file__).resolve().parents[2]
+FINISHED = {"succeeded", "failed"}
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or "postgres"
+    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
+    return f"postgres://{user}@{host}:{port}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[Path]:
+    env = {**os.environ, "DATABASE_URL": _database_url(), "TOPOLENS_VAR_DIR": str(settings.VAR_DIR)}
+    log = tmp_path / "worker.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "webapp",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+    yield log
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def poll(client: APIClient, location: str, log: Path) -> dict[str, Any]:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        body = client.get(location).json()
+        if body["state"] in FINISHED:
+            return body
+        time.sleep(0.5)
+    raise AssertionError(f"the task never finished; worker log:\n{log.read_text()[-3000:]}")
+
+
+def test_a_large_what_if_is_answered_by_a_real_worker(
+    worker: Path, trio: Cluster, client_for: Any, settings: Any
+) -> None:
+    settings.API_WHATIF_SYNC_MAX_REPLICAS = 2
+    operator = client_for("operator")
+    response = operator.post(
+        "/api/v1/clusters/trio/whatif", {"pod": manifest(), "replicas": 3}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    done = poll(operator, response["Location"], worker)
+    assert done["state"] == "succeeded", done
+    expected = run_whatif(cluster=trio, pod=manifest(), replicas=3)
+    assert same_answer(done["result"], expected)
+    assert len(done["result"]["placements"]) == 3

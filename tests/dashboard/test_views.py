@@ -1,0 +1,212 @@
+"""Dashboard pages: login, content, filters in the URL, and bounded query counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from topology.models import Cluster
+from topology.selectors import overview as overview_selectors
+
+from .factories import (
+    ClusterFactory,
+    NodeFiguresFactory,
+    PodAllocationFactory,
+    PodFactory,
+    ReservationFactory,
+    koordinator_node,
+    upstream_node,
+)
+
+pytestmark = pytest.mark.django_db
+
+# Fixed bounds, whatever the number of nodes: a regression to N+1 blows them.
+OVERVIEW_QUERIES = 13
+NODE_QUERIES = 14
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    cluster = ClusterFactory(name="prod")
+    for index in range(3):
+        upstream_node(cluster, f"worker-{index}")
+    node = koordinator_node(cluster, "koord-1", cpu_manager_policy="static")
+    NodeFiguresFactory(node=node, free_cpus_by_zone={"0": 6, "1": 8}, max_free_cpus_in_one_zone=8)
+    pod = PodFactory(node=node, name="web-0")
+    PodAllocationFactory(pod=pod, cpuset="1,9")
+    ReservationFactory(node=node, name="resv-web", cpuset="3,11")
+    return cluster
+
+
+def url(view: str, **kwargs: str) -> str:
+    return reverse(f"topology:{view}", kwargs=kwargs)
+
+
+PAGES = [
+    ("home", {}),
+    ("sync", {}),
+    ("overview", {"cluster": "prod"}),
+    ("overview-live", {"cluster": "prod"}),
+    ("node", {"cluster": "prod", "node": "koord-1"}),
+    ("node-live", {"cluster": "prod", "node": "koord-1"}),
+    ("reservations", {"cluster": "prod"}),
+    ("reservation", {"cluster": "prod", "name": "resv-web"}),
+    ("qos", {"cluster": "prod"}),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), PAGES)
+def test_every_dashboard_page_needs_a_login(client, cluster, name, kwargs):
+    response = client.get(url(name, **kwargs))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+@pytest.mark.parametrize(("name", "kwargs"), PAGES)
+def test_staff_can_open_every_page(staff_client, cluster, name, kwargs):
+    response = staff_client.get(url(name, **kwargs), follow=True)
+    assert response.status_code == 200
+
+
+def test_home_opens_the_first_clusters_overview(staff_client, cluster):
+    assert staff_client.get(url("home"))["Location"] == url("overview", cluster="prod")
+
+
+def test_home_without_clusters_says_how_to_get_one(staff_client):
+    assert b"seed_demo" in staff_client.get(url("home")).content
+
+
+def test_the_switcher_keeps_the_section(staff_client, cluster):
+    response = staff_client.get(url("switch"), {"cluster": "prod", "section": "qos"})
+    assert response["Location"] == url("qos", cluster="prod")
+
+
+def test_unknown_clusters_and_nodes_are_404(staff_client, cluster):
+    assert staff_client.get(url("overview", cluster="nope")).status_code == 404
+    assert staff_client.get(url("node", cluster="prod", node="nope")).status_code == 404
+
+
+def names_in(response) -> list[str]:
+    return [row.name for row in response.context["data"].rows]
+
+
+def test_overview_lists_nodes_with_badges_and_summary(staff_client, cluster):
+    response = staff_client.get(url("overview", cluster="prod"))
+    assert names_in(response) == ["koord-1", "worker-0", "worker-1", "worker-2"]
+    summary = response.context["data"].summary
+    assert (summary.nodes, summary.zones, summary.computed) == (4, 8, 4)
+    assert summary.largest_pod == 22
+    body = response.content.decode()
+    assert 'title="Koordinator (NRT v1alpha1 + koordlet)">koordinator</span>' in body
+    assert 'id="zone-heatmap-data"' in body and "topology/vendor/plotly.min.js" in body
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"name": "work"}, ["worker-0", "worker-1", "worker-2"]),
+        ({"label": "kubernetes.io/hostname=worker-1"}, ["worker-1"]),
+        ({"label": "kubernetes.io/hostname"}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
+        ({"label": "missing=x"}, []),
+        ({"flavour": "koordinator"}, ["koord-1"]),
+        ({"policy": "single-numa-node"}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
+        ({"min_free": "10"}, ["worker-0", "worker-1", "worker-2"]),
+        ({"sort": "-name"}, ["worker-2", "worker-1", "worker-0", "koord-1"]),
+        ({"sort": "free", "name": ""}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
+    ],
+)
+def test_filters_and_sort_come_from_the_url(staff_client, cluster, query, expected):
+    assert names_in(staff_client.get(url("overview", cluster="prod"), query)) == expected
+
+
+def test_nodes_without_figures_are_not_computed_and_left_out_of_min_free(staff_client, cluster):
+    upstream_node(cluster, "fresh", figures=False)
+    response = staff_client.get(url("overview", cluster="prod"))
+    assert response.context["data"].summary.not_computed == 1
+    assert "not computed yet" in response.content.decode()
+    assert "fresh" not in names_in(
+        staff_client.get(url("overview", cluster="prod"), {"min_free": "0"})
+    )
+
+
+def test_a_bad_filter_value_is_reported_not_a_crash(staff_client, cluster):
+    response = staff_client.get(url("overview", cluster="prod"), {"min_free": "lots"})
+    assert response.status_code == 200
+    assert "Enter a number" in response.content.decode()
+
+
+def test_the_overview_pages_long_lists(staff_client, cluster, monkeypatch):
+    monkeypatch.setattr(overview_selectors, "PAGE_SIZE", 3)
+    first = staff_client.get(url("overview", cluster="prod"), {"sort": "name"})
+    second = staff_client.get(url("overview", cluster="prod"), {"sort": "name", "page": "2"})
+    assert names_in(first) == ["koord-1", "worker-0", "worker-1"] and names_in(second) == [
+        "worker-2"
+    ]
+    assert "?sort=name&page=2" in first.content.decode()
+    assert first.context["data"].summary.nodes == 4  # the summary covers every page
+
+
+def test_overview_query_count_does_not_grow_with_nodes(
+    staff_client, cluster, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(OVERVIEW_QUERIES):
+        staff_client.get(url("overview", cluster="prod"))
+    for index in range(30):
+        upstream_node(cluster, f"more-{index:02d}", zones=4)
+    with django_assert_max_num_queries(OVERVIEW_QUERIES):
+        response = staff_client.get(url("overview", cluster="prod"))
+    assert len(names_in(response)) == 34
+
+
+def test_live_json_carries_figures_and_fragments(
+    staff_client, cluster, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(OVERVIEW_QUERIES):
+        response = staff_client.get(
+            url("overview-live", cluster="prod"), {"flavour": "koordinator"}
+        )
+    payload = json.loads(response.content)
+    assert set(payload["figures"]) == {"zone-heatmap", "free-distribution"}
+    assert payload["figures"]["zone-heatmap"]["layout"]["meta"]["nodes"] == ["koord-1"]
+    assert set(payload["data"]["html"]) == {"overview-summary", "node-table", "data-age"}
+    assert response["Cache-Control"] == "no-store"
+
+
+def test_node_page_draws_the_core_map_and_lists_pods(
+    staff_client, cluster, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(NODE_QUERIES):
+        response = staff_client.get(url("node", cluster="prod", node="koord-1"))
+    body = response.content.decode()
+    assert 'id="core-map-data"' in body and 'id="zone-bars-data"' in body
+    assert "team/web-0" in body and "resv-web" in body
+    pods = response.context["pods"]
+    assert pods[0].full_name == "team/web-0" and pods[0].code == "A"
+
+
+def test_node_page_query_count_does_not_grow_with_pods(
+    staff_client, cluster, django_assert_max_num_queries
+):
+    node = cluster.nodes.get(name="koord-1")
+    for index in range(20):
+        PodAllocationFactory(
+            pod=PodFactory(node=node, name=f"many-{index}"), cpuset=str(20 + index)
+        )
+    with django_assert_max_num_queries(NODE_QUERIES):
+        staff_client.get(url("node", cluster="prod", node="koord-1"))
+
+
+def test_a_node_without_cpu_detail_shows_counts_and_why(staff_client, cluster):
+    response = staff_client.get(url("node", cluster="prod", node="worker-0"))
+    body = response.content.decode()
+    assert "core-map-data" not in body
+    assert "names no CPU ids, cores or sockets" in body
+    assert "CPUs per NUMA zone (the NRT publishes counts only)" in body
+
+
+def test_node_live_json(staff_client, cluster):
+    payload = json.loads(staff_client.get(url("node-live", cluster="prod", node="koord-1")).content)
+    assert set(payload["figures"]) == {"core-map", "zone-bars"}
+    assert {"core-legend", "zone-counts", "node-pods", "data-age"} == set(payload["data"]["html"])

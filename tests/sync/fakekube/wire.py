@@ -1,0 +1,33 @@
+"""Shapes on the wire shared by the server and its handler."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    at: float = 0.0  # time.monotonic() on arrival
+
+    @property
+    def is_watch(self) -> bool:
+        return self.query.get("watch", "").lower() in ("1", "t", "true")
+
+
+def status_body(code: int, reason: str, message: str) -> bytes:
+    """A metav1.Status, as the API server sends with every error."""
+    return json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        }
+    ).encode()

@@ -1,0 +1,125 @@
+"""Write parsed records into the mirror, a batch of one kind per transaction.
+
+The import and the live sync both write through `write_records`, so that an imported
+and a synced mirror of the same objects are identical. Every writer compares each
+record's content hash with the stored one first: an unchanged object writes nothing.
+The single-record `upsert_*` helpers are batches of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from topology.models import (
+    Cluster,
+    Node,
+    NodeCPUReservation,
+    NodeTopology,
+    Pod,
+    PodAllocation,
+    Reservation,
+    Zone,
+    ZoneResource,
+)
+from topology.parsers import MirroredKind, Record
+from topology.parsers.node import NodeRecord
+from topology.parsers.nrt import TopologyRecord
+from topology.parsers.pod import PodRecord
+from topology.parsers.qos_config import QoSConfigRecord
+from topology.parsers.reservation import ReservationRecord
+from topology.services.writers.bulk import refresh_statistics
+from topology.services.writers.common import (
+    POD_SOURCES,
+    BatchResult,
+    MissingNodeError,
+    Outcome,
+)
+from topology.services.writers.nodes import write_nodes
+from topology.services.writers.pods import write_pods
+from topology.services.writers.qos import write_qos_configs
+from topology.services.writers.reservations import write_reservations
+from topology.services.writers.topologies import write_topologies
+
+BatchWriter = Callable[[Cluster, Any, datetime], BatchResult]
+BATCH_WRITERS: dict[MirroredKind, BatchWriter] = {
+    MirroredKind.NODE: write_nodes,
+    MirroredKind.TOPOLOGY: write_topologies,
+    MirroredKind.POD: write_pods,
+    MirroredKind.RESERVATION: write_reservations,
+    MirroredKind.QOS_CONFIG: write_qos_configs,
+}
+
+
+_TABLES = {
+    MirroredKind.NODE: (Node, NodeCPUReservation),
+    MirroredKind.TOPOLOGY: (NodeTopology, Zone, ZoneResource, PodAllocation),
+    MirroredKind.POD: (Pod, PodAllocation),
+    MirroredKind.RESERVATION: (Reservation,),
+    MirroredKind.QOS_CONFIG: (),
+}
+
+
+def refresh_statistics_of(kind: MirroredKind) -> None:
+    """After writing many rows of a kind at once (a first list): see bulk.refresh_statistics."""
+    refresh_statistics(_TABLES[kind])
+
+
+def write_records(
+    cluster: Cluster, kind: MirroredKind, records: Sequence[Record], now: datetime
+) -> BatchResult:
+    """Upsert records of one kind in one transaction; see BatchResult for keys and errors."""
+    return BATCH_WRITERS[kind](cluster, list(records), now)
+
+
+def record_key(kind: MirroredKind, record: Record) -> tuple[str, ...]:
+    """The mirror's key of a record: (namespace, name) for pods, (name,) otherwise."""
+    if kind is MirroredKind.POD:
+        assert isinstance(record, PodRecord)
+        return (record.namespace, record.name)
+    return (record.name,)
+
+
+def _single(kind: MirroredKind, cluster: Cluster, record: Record, now: datetime) -> Outcome:
+    result = write_records(cluster, kind, [record], now)
+    if result.errors:
+        raise MissingNodeError(next(iter(result.errors.values())))
+    return next(iter(result.outcomes.values()))
+
+
+def upsert_node(cluster: Cluster, record: NodeRecord, now: datetime) -> Outcome:
+    return _single(MirroredKind.NODE, cluster, record, now)
+
+
+def upsert_topology(cluster: Cluster, record: TopologyRecord, now: datetime) -> Outcome:
+    """Raises MissingNodeError when the NRT's Node is not mirrored."""
+    return _single(MirroredKind.TOPOLOGY, cluster, record, now)
+
+
+def upsert_pod(cluster: Cluster, record: PodRecord, now: datetime) -> Outcome:
+    return _single(MirroredKind.POD, cluster, record, now)
+
+
+def upsert_reservation(cluster: Cluster, record: ReservationRecord, now: datetime) -> Outcome:
+    return _single(MirroredKind.RESERVATION, cluster, record, now)
+
+
+def upsert_qos_config(cluster: Cluster, record: QoSConfigRecord, now: datetime) -> Outcome:
+    return _single(MirroredKind.QOS_CONFIG, cluster, record, now)
+
+
+__all__ = [
+    "POD_SOURCES",
+    "BatchResult",
+    "MissingNodeError",
+    "Outcome",
+    "record_key",
+    "refresh_statistics_of",
+    "upsert_node",
+    "upsert_pod",
+    "upsert_qos_config",
+    "upsert_reservation",
+    "upsert_topology",
+    "write_records",
+]

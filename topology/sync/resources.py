@@ -1,0 +1,97 @@
+"""The collections Topolens mirrors, as the API server names them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from topology.choices import SyncResource
+from topology.parsers import MirroredKind
+
+QOS_NAMESPACE = "koordinator-system"
+QOS_CONFIGMAP = "slo-controller-config"
+# Finished pods hold nothing; the server leaves them out, and watchers see them leave
+# as DELETED events.
+ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One collection to list and watch, at one group/version."""
+
+    sync: SyncResource
+    kind: MirroredKind
+    object_kind: str
+    group: str
+    plural: str
+    version: str = ""
+    namespace: str = ""
+    field_selector: str = ""
+    readable_versions: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def scope_group(self) -> str:
+        """API group whose mirrored rows this collection owns (NRTs share one table)."""
+        return self.group if self.kind is MirroredKind.TOPOLOGY else ""
+
+    def at(self, version: str) -> Resource:
+        return replace(self, version=version)
+
+
+NODES = Resource(SyncResource.NODES, MirroredKind.NODE, "Node", "", "nodes", "v1")
+PODS = Resource(
+    SyncResource.PODS, MirroredKind.POD, "Pod", "", "pods", "v1", field_selector=ACTIVE_PODS
+)
+QOS_CONFIG = Resource(
+    SyncResource.QOS_CONFIG,
+    MirroredKind.QOS_CONFIG,
+    "ConfigMap",
+    "",
+    "configmaps",
+    "v1",
+    namespace=QOS_NAMESPACE,
+    field_selector=f"metadata.name={QOS_CONFIGMAP}",
+)
+# Versions are discovered; these are the ones the parsers can read.
+NRT_UPSTREAM = Resource(
+    SyncResource.NRT_UPSTREAM,
+    MirroredKind.TOPOLOGY,
+    "NodeResourceTopology",
+    "topology.node.k8s.io",
+    "noderesourcetopologies",
+    readable_versions=("v1alpha2", "v1alpha1"),
+)
+NRT_CRANE = Resource(
+    SyncResource.NRT_CRANE,
+    MirroredKind.TOPOLOGY,
+    "NodeResourceTopology",
+    "topology.crane.io",
+    "noderesourcetopologies",
+    readable_versions=("v1alpha1",),
+)
+RESERVATIONS = Resource(
+    SyncResource.RESERVATIONS,
+    MirroredKind.RESERVATION,
+    "Reservation",
+    "scheduling.koordinator.sh",
+    "reservations",
+    readable_versions=("v1alpha1",),
+)
+CORE_RESOURCES = (NODES, PODS, QOS_CONFIG)
+GROUP_RESOURCES = (NRT_UPSTREAM, NRT_CRANE, RESERVATIONS)
+# Nodes first: NRTs need their Node, pods and reservations link to it.
+SYNC_ORDER = (
+    SyncResource.NODES,
+    SyncResource.NRT_UPSTREAM,
+    SyncResource.NRT_CRANE,
+    SyncResource.PODS,
+    SyncResource.RESERVATIONS,
+    SyncResource.QOS_CONFIG,
+)
+
+
+def in_sync_order(resources: list[Resource]) -> list[Resource]:
+    return sorted(resources, key=lambda r: SYNC_ORDER.index(r.sync))

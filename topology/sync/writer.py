@@ -1,0 +1,269 @@
+"""The database side of a sync: the only thread that writes, in batches.
+
+Watch events are buffered and coalesced (the latest event per object wins) and
+flushed as one transaction when the batch is full or its oldest event has waited
+`flush_interval`. List pages are applied as they come, after flushing the buffer, so
+that per collection everything reaches the database in the order the server sent it.
+A batch the database refuses is retried object by object in savepoints, so one bad
+row costs one sync error, not the batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.utils import timezone
+
+from topology.choices import SyncResource
+from topology.models import Cluster
+from topology.parsers import object_key
+from topology.services.removal import Key, mirrored_keys, remove_objects, stored_versions
+from topology.services.writers import refresh_statistics_of
+from topology.sync import state
+from topology.sync.accounting import Accounts
+from topology.sync.apply import Applied, apply_objects, delete_objects, merge
+from topology.sync.messages import (
+    Bookmark,
+    Failure,
+    ListDone,
+    ListPage,
+    Message,
+    Recovered,
+    WatchEvent,
+)
+from topology.sync.report import SyncReport
+from topology.sync.resources import SYNC_ORDER, Resource
+from topology.sync.settings import SyncSettings
+
+logger = logging.getLogger(__name__)
+FlushHook = Callable[[list[WatchEvent], float], None]
+_CONNECTION_ERRORS = (OperationalError, InterfaceError)
+BULK_LOAD = 5_000  # rows a list writes before the tables' statistics are refreshed
+
+
+def _at(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, tz=UTC)
+
+
+class MirrorWriter:
+    def __init__(
+        self,
+        cluster: Cluster,
+        settings: SyncSettings,
+        report: SyncReport,
+        *,
+        on_flush: FlushHook | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.report = report
+        self.accounts = Accounts(cluster, report, settings.missing_node_grace)
+        self._settings = settings
+        self._on_flush = on_flush
+        self._buffer: dict[tuple[SyncResource, Key], WatchEvent] = {}
+        self._bookmarks: dict[SyncResource, Bookmark] = {}
+        self._oldest: float | None = None
+        self._last_flush = 0.0
+        self._seen: dict[SyncResource, set[Key]] = {}
+        # Per collection being listed: what the mirror held when the list began. Read
+        # once (one query, not one per page); the lease makes this writer the only one.
+        self._stored: dict[SyncResource, dict[Key, str]] = {}
+        self._written_in_list: dict[SyncResource, int] = {}
+
+    def handle(self, message: Message) -> None:
+        if isinstance(message, WatchEvent):
+            key = object_key(message.resource.kind, message.obj)
+            self._buffer[(message.resource.sync, key)] = message
+            self._note(message.received_at)
+        elif isinstance(message, Bookmark):
+            self._bookmarks[message.resource.sync] = message
+            self._note(message.received_at)
+        elif isinstance(message, ListPage):
+            self._apply_page(message)
+        elif isinstance(message, ListDone):
+            self._finish_list(message)
+        elif isinstance(message, Failure):
+            self.report.add(message.resource.sync, "failures")
+            state.record_failure(self.cluster, message.resource.sync, message.message)
+        elif isinstance(message, Recovered):
+            state.record_recovery(self.cluster, message.resource.sync)
+        if len(self._buffer) >= self._settings.batch_size:
+            self.flush()
+
+    def _note(self, received_at: float) -> None:
+        """A batch's age is its oldest event's, counted from receipt: events that queued
+        behind a long flush are due at once."""
+        if self._oldest is None or received_at < self._oldest:
+            self._oldest = received_at
+
+    def due(self) -> bool:
+        now = time.time()
+        if self._oldest is not None and now - self._oldest >= self._settings.flush_interval:
+            return True
+        # Objects waiting for their Node are retried, but not on every turn of the loop.
+        return bool(self.accounts.waiting) and now - self._last_flush >= 1.0
+
+    def finish(self) -> None:
+        """End of a session: write what is buffered; what still waits is an error."""
+        self.flush()
+        self.accounts.give_up_waiting(everything=True)
+
+    # Lists ----------------------------------------------------------------------------
+
+    def _apply_page(self, page: ListPage) -> None:
+        self.flush()
+        resource = page.resource
+        if page.restarted or resource.sync not in self._stored:
+            self._seen[resource.sync] = set()
+            self._written_in_list[resource.sync] = 0
+            self._stored[resource.sync] = stored_versions(
+                self.cluster, resource.kind, api_group=resource.scope_group
+            )
+        try:
+            with transaction.atomic():
+                applied = self._apply_safely(
+                    resource, page.items, set(), stored=self._stored[resource.sync]
+                )
+        finally:
+            if page.consumed is not None:
+                page.consumed.release()
+        self._seen.setdefault(page.resource.sync, set()).update(applied.keys)
+        self._written_in_list[resource.sync] += len(applied.written)
+        self._settle(page.resource, applied, page.items)
+        self.report.add(page.resource.sync, "listed", len(page.items))
+
+    def _finish_list(self, done: ListDone) -> None:
+        self.flush()
+        resource = done.resource
+        keep = self._seen.pop(resource.sync, set())
+        keep |= {key for (sync, key) in self.accounts.waiting if sync is resource.sync}
+        if self._written_in_list.pop(resource.sync, 0) >= BULK_LOAD:
+            refresh_statistics_of(resource.kind)
+        stored = self._stored.pop(resource.sync, None)
+        mirrored = set(stored) if stored is not None else self._mirrored(resource)
+        self.report.add(
+            resource.sync, "removed", remove_objects(self.cluster, resource.kind, mirrored - keep)
+        )
+        state.record_list(
+            self.cluster,
+            resource.sync,
+            resource_version=done.resource_version,
+            count=len(keep),
+            at=_at(done.started_at),
+        )
+
+    # Events ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Apply buffered events, bookmarks and waiting objects in one transaction."""
+        waiting = [
+            w for w in self.accounts.take_waiting() if not self._superseded(w.resource, w.obj)
+        ]
+        if not self._buffer and not self._bookmarks and not waiting:
+            return
+        self._last_flush = time.time()
+        events, bookmarks = list(self._buffer.values()), dict(self._bookmarks)
+        self._buffer.clear()
+        self._bookmarks.clear()
+        self._oldest = None
+        retry = [WatchEvent(w.resource, "MODIFIED", w.obj, w.since) for w in waiting]
+        with transaction.atomic():
+            outcomes = [(r, self._apply_events(r, events + retry)) for r in SYNC_ORDER]
+        committed = time.time()
+        for _, (resource, applied, objects) in outcomes:
+            if resource is not None:
+                self._settle(resource, applied, objects)
+        self.accounts.give_up_waiting()
+        self._record_progress(events, bookmarks, committed)
+        if self._on_flush is not None:
+            self._on_flush(events, committed)
+
+    def _superseded(self, resource: Resource, obj: dict[str, Any]) -> bool:
+        return (resource.sync, object_key(resource.kind, obj)) in self._buffer
+
+    def _apply_events(
+        self, sync: SyncResource, events: list[WatchEvent]
+    ) -> tuple[Resource | None, Applied, list[dict[str, Any]]]:
+        mine = [e for e in events if e.resource.sync is sync]
+        if not mine:
+            return None, Applied(), []
+        resource = mine[0].resource
+        upserts = [e.obj for e in mine if e.type != "DELETED"]
+        deleted = {object_key(resource.kind, e.obj) for e in mine if e.type == "DELETED"}
+        return resource, self._apply_safely(resource, upserts, deleted), upserts
+
+    def _mirrored(self, resource: Resource) -> set[Key]:
+        return mirrored_keys(self.cluster, resource.kind, api_group=resource.scope_group)
+
+    def _apply_safely(
+        self,
+        resource: Resource,
+        upserts: list[dict[str, Any]],
+        deleted: set[Key],
+        stored: dict[Key, str] | None = None,
+    ) -> Applied:
+        """One savepoint for the lot; if the database refuses it, one per object."""
+        try:
+            with transaction.atomic():
+                return self._apply(resource, upserts, deleted, stored)
+        except _CONNECTION_ERRORS:
+            raise
+        except DatabaseError:
+            logger.warning(
+                "%s %s: a batch failed; retrying object by object",
+                self.cluster.name,
+                resource.sync.value,
+            )
+        applied = Applied()
+        for obj in upserts:
+            try:
+                with transaction.atomic():
+                    merge(applied, self._apply(resource, [obj], set(), stored))
+            except _CONNECTION_ERRORS:
+                raise
+            except DatabaseError as exc:
+                self.accounts.database_refused(resource, object_key(resource.kind, obj), exc)
+        with transaction.atomic():
+            return merge(applied, delete_objects(self.cluster, resource, deleted))
+
+    def _apply(
+        self,
+        resource: Resource,
+        upserts: list[dict[str, Any]],
+        deleted: set[Key],
+        stored: dict[Key, str] | None = None,
+    ) -> Applied:
+        applied = apply_objects(self.cluster, resource, upserts, timezone.now(), stored)
+        return merge(applied, delete_objects(self.cluster, resource, deleted))
+
+    def _settle(self, resource: Resource, applied: Applied, objects: list[dict[str, Any]]) -> None:
+        by_key = {object_key(resource.kind, obj): obj for obj in objects}
+        self.accounts.settle(resource, applied, by_key)
+
+    def _record_progress(
+        self, events: list[WatchEvent], bookmarks: dict[SyncResource, Bookmark], committed: float
+    ) -> None:
+        """Per collection: events applied, last resourceVersion, freshness and lag."""
+        for sync in SYNC_ORDER:
+            mine = [e for e in events if e.resource.sync is sync]
+            bookmark = bookmarks.get(sync)
+            if not mine and bookmark is None:
+                continue
+            self.report.add(sync, "events", len(mine))
+            last = max(mine, key=lambda e: e.received_at) if mine else None
+            rv = (last.obj.get("metadata") or {}).get("resourceVersion", "") if last else ""
+            if bookmark is not None and (last is None or bookmark.received_at >= last.received_at):
+                rv = bookmark.resource_version
+            state.record_applied(
+                self.cluster,
+                sync,
+                events=len(mine),
+                resource_version=str(rv),
+                last_event_at=_at(last.received_at) if last else None,
+                last_bookmark_at=_at(bookmark.received_at) if bookmark else None,
+                lag_seconds=committed - min(e.received_at for e in mine) if mine else None,
+            )

@@ -1,0 +1,33 @@
+"""The home page (the first cluster's overview) and the cluster switcher."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from topology.models import Cluster
+from topology.views.common import get_cluster, page_context
+
+# The switcher keeps the reader on the same kind of page in the other cluster.
+SECTIONS = {
+    "overview": "topology:overview",
+    "reservations": "topology:reservations",
+    "qos": "topology:qos",
+}
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    first = Cluster.objects.order_by("name").first()
+    if first is None:
+        return render(request, "topology/empty.html", page_context(None, "overview"))
+    return redirect("topology:overview", cluster=first.name)
+
+
+@login_required
+def switch_cluster(request: HttpRequest) -> HttpResponse:
+    cluster = get_cluster(request.GET.get("cluster", ""))
+    section = SECTIONS.get(request.GET.get("section", ""), SECTIONS["overview"])
+    return redirect(reverse(section, kwargs={"cluster": cluster.name}))

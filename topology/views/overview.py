@@ -1,0 +1,73 @@
+"""The cluster overview page and the JSON its live refresh polls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from topology.figures.encode import payload_json
+from topology.figures.overview import free_distribution, zone_heatmap
+from topology.selectors.overview import overview_data
+from topology.views.common import get_cluster, json_response, page_context, query_without
+
+SORTABLE = (
+    ("name", "Node"),
+    ("flavour", "Flavour"),
+    ("policy", "Policy / scope"),
+    ("free", "Most free in one zone"),
+    ("largest", "Largest exclusive pod"),
+    ("changed", "NRT changed"),
+)
+PARTIALS = {
+    "overview-summary": "topology/partials/overview_summary.html",
+    "node-table": "topology/partials/node_table.html",
+}
+
+
+def sort_links(request: HttpRequest) -> list[dict[str, str]]:
+    """Column headers that sort by their column, and flip the order when already sorted by it."""
+    current = request.GET.get("sort", "")
+    base = query_without(request, "page", "sort")
+    links = []
+    for key, label in SORTABLE:
+        aria = {key: "ascending", f"-{key}": "descending"}.get(current, "none")
+        target = f"-{key}" if current == key else key
+        href = f"?{base}&sort={target}" if base else f"?sort={target}"
+        links.append({"key": key, "label": label, "href": href, "aria": aria})
+    return links
+
+
+def _context(request: HttpRequest, cluster_name: str) -> dict[str, Any]:
+    cluster = get_cluster(cluster_name)
+    data = overview_data(cluster, request.GET)
+    return page_context(
+        cluster,
+        "overview",
+        data=data,
+        figures={
+            "zone-heatmap": zone_heatmap(data.rows),
+            "free-distribution": free_distribution(data.summary.distribution),
+        },
+        page_query=query_without(request, "page"),
+        sort_links=sort_links(request),
+        live_query=request.GET.urlencode(),
+    )
+
+
+@login_required
+def overview(request: HttpRequest, cluster: str) -> HttpResponse:
+    return render(request, "topology/overview.html", _context(request, cluster))
+
+
+@login_required
+def overview_live(request: HttpRequest, cluster: str) -> HttpResponse:
+    context = _context(request, cluster)
+    html = {key: render_to_string(name, context, request) for key, name in PARTIALS.items()}
+    html["data-age"] = render_to_string("topology/partials/data_age.html", context, request)
+    data = {"html": html, "generated_at": timezone.now()}
+    return json_response(payload_json(context["figures"], data))

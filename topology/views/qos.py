@@ -1,0 +1,25 @@
+"""QoS: the stored config, effective strategies, schemata lines and warnings."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from topology.figures.qos import l3_ways
+from topology.selectors.qos import qos_page
+from topology.views.common import get_cluster, page_context
+
+
+@login_required
+def qos(request: HttpRequest, cluster: str) -> HttpResponse:
+    selected = get_cluster(cluster)
+    data = qos_page(selected)
+    groups = [(f"l3-ways-{index}", group) for index, group in enumerate(data.groups)]
+    figures = {
+        key: l3_ways(group.classes, group.schemata, group.ways)
+        for key, group in groups
+        if group.ways
+    }
+    context = page_context(selected, "qos", data=data, groups=groups, figures=figures)
+    return render(request, "topology/qos.html", context)
