@@ -168,14 +168,31 @@ class Judgement:
         return self.exact.get(row) or self._judge(row, allocate=False)
 
     def _detail(self, row: int) -> PlacementResult:
-        system = self.system(row)
+        system, node = self.system(row), self.index.nodes[row]
         if system in ALLOCATE_IS_EVALUATE and row in self.exact:
-            result = self.exact[row]  # these schedulers pick no CPUs: nothing more to run
-        else:
-            result = self._judge(row, allocate=True)
+            # these schedulers pick no CPUs: their verdict is already the allocation
+            return self._with_kubelet(self.exact[row], node, system)
+        return self._allocate(node, system)
+
+    def _allocate(self, node: NodeSnapshot, system: Scheduler) -> PlacementResult:
+        result = judge_node(
+            node, self.pod, system, self.configs, self.reservations,
+            allocate=True, request=self.request,
+        )  # fmt: skip
+        return self._with_kubelet(result, node, system)
+
+    def _with_kubelet(
+        self, result: PlacementResult, node: NodeSnapshot, system: Scheduler
+    ) -> PlacementResult:
         if system is Scheduler.SCHEDULER_PLUGINS:
-            result = _with_pinning(result, self.index.nodes[row], self.pod)
+            return _with_pinning(result, node, self.pod)
         return result
+
+    def _assume(
+        self, node: NodeSnapshot, result: PlacementResult, system: Scheduler, uid: str
+    ) -> NodeSnapshot:
+        pinned = _kubelet_pinned(result, system)
+        return assume(node, self.pod, result, system, uid=uid, pinned=pinned)
 
     # --- placing replicas ---------------------------------------------------------------
 
@@ -194,11 +211,8 @@ class Judgement:
         if not result.fits:
             self.fits[row] = False
             return None
-        node = assume(
-            self.index.nodes[row], self.pod, result, self.system(row),
-            uid=f"{self.pod.uid or self.pod.name}-whatif-{replica}",
-            pinned=_kubelet_pinned(result, self.system(row)),
-        )  # fmt: skip
+        uid = f"{self.pod.uid or self.pod.name}-whatif-{replica}"
+        node = self._assume(self.index.nodes[row], result, self.system(row), uid)
         if not self.index.update(row, node):
             self.index.nodes[row] = node
         self._rejudge(row)
@@ -208,17 +222,9 @@ class Judgement:
         """How many copies of the pod `row` takes alone, up to `limit`."""
         node, system, count = self.index.nodes[row], self.system(row), 0
         while count < limit:
-            result = judge_node(
-                node, self.pod, system, self.configs, self.reservations,
-                allocate=True, request=self.request,
-            )  # fmt: skip
-            if system is Scheduler.SCHEDULER_PLUGINS:
-                result = _with_pinning(result, node, self.pod)
+            result = self._allocate(node, system)
             if not result.fits:
                 break
-            node = assume(
-                node, self.pod, result, system,
-                uid=f"capacity-{count}", pinned=_kubelet_pinned(result, system),
-            )  # fmt: skip
+            node = self._assume(node, result, system, f"capacity-{count}")
             count += 1
         return count, node.name

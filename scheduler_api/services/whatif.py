@@ -22,11 +22,9 @@ from scheduler_api.engine.snapshot import (
 )
 from topology.models import Cluster
 from topology.services.whatif import (
-    WhatIfInputError,
-    check_options,
     compare_schedulers,
-    pod_from_manifest,
     run_whatif,
+    validated_pod,
 )
 
 COMPARE_ALL = "all"
@@ -112,19 +110,13 @@ def _scheduler_annotations(data: Mapping[str, Any]) -> dict[str, str]:
 
 def whatif_check(question: WhatIfQuestion) -> None:
     """Refuse a malformed question before anything runs (WhatIfInputError, per field)."""
-    scheduler = "auto" if question.compares_schedulers else question.scheduler
-    errors = check_options(
+    validated_pod(
+        question.pod,
         replicas=question.replicas,
-        scheduler=scheduler,
+        scheduler="auto" if question.compares_schedulers else question.scheduler,
         scoring=question.scoring,
         weights=question.weights,
     )
-    try:
-        pod_from_manifest(question.pod)
-    except WhatIfInputError as error:
-        errors.update(error.field_errors)
-    if errors:
-        raise WhatIfInputError(errors)
 
 
 def whatif_runs_in_background(question: WhatIfQuestion) -> bool:

@@ -7,68 +7,28 @@ the API, as a client would.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from rest_framework.test import APIClient
 
+from tests.celery_worker import celery_worker
 from topology.models import Cluster
 from topology.services.whatif import run_whatif
 
 from .test_whatif import manifest, same_answer
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-ROOT = Path(__file__).resolve().parents[2]
 FINISHED = {"succeeded", "failed"}
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    user = db.get("USER") or "postgres"
-    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
-    return f"postgres://{user}@{host}:{port}/{db['NAME']}"
 
 
 @pytest.fixture
 def worker(tmp_path: Path) -> Iterator[Path]:
-    env = {**os.environ, "DATABASE_URL": _database_url(), "TOPOLENS_VAR_DIR": str(settings.VAR_DIR)}
-    log = tmp_path / "worker.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "webapp",
-                "worker",
-                "--pool=solo",
-                "--loglevel=INFO",
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-    yield log
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    with celery_worker(tmp_path / "worker.log") as log:
+        yield log
 
 
 def poll(client: APIClient, location: str, log: Path) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import copy
 import logging
 
 import pytest
-from celery import current_app
 from django.urls import reverse
 
 from tests.sync.conftest import FAST, sync_once
@@ -22,15 +21,6 @@ pytestmark = pytest.mark.django_db
 def quick_passwords(settings):
     """The admin user's password hashing is not what these tests are about."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    calls: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
-    )
-    return calls
 
 
 @pytest.fixture

@@ -5,25 +5,19 @@ it on the watch queue."""
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
+from tests.celery_worker import celery_worker
 from tests.sync.conftest import wait_for
 from tests.sync.mirror_check import assert_mirror_matches, versions_match
-from tests.webapp.test_celery_worker import _database_url
 from topology import tasks
 from topology.models import Pod
 from topology.sync import lease
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True, available_apps=["topology"])
-ROOT = Path(__file__).resolve().parents[2]
 # Tiny timeouts and short watch sessions, read by the worker from its environment.
 FAST_ENV = {
     "TOPOLENS_SYNC_PAGE_SIZE": "40",
@@ -39,41 +33,11 @@ FAST_ENV = {
 
 @pytest.fixture
 def worker(tmp_path):
-    env = {
-        **os.environ,
-        **FAST_ENV,
-        "DATABASE_URL": _database_url(),
-        "TOPOLENS_VAR_DIR": str(settings.VAR_DIR),
-    }
-    log = tmp_path / "worker.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "webapp",
-                "worker",
-                "--pool=threads",
-                "--concurrency=3",
-                "--loglevel=INFO",
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-    yield log
-    process.terminate()  # a warm shutdown: the running watch session ends first
-    try:
-        process.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        process.kill()  # nothing of it is needed any more; its connections close with it
-        process.wait(timeout=10)
+    # A warm shutdown lets the running watch session end first; nothing of it is needed
+    # after two seconds, and its connections close with it.
+    pool = ("--pool=threads", "--concurrency=3")
+    with celery_worker(tmp_path / "worker.log", pool=pool, env=FAST_ENV, stop_timeout=2) as log:
+        yield log
     app.control.purge()  # the last watch session queued its successor
 
 

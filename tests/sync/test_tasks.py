@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from celery import current_app
 from django_celery_beat.models import PeriodicTask
 
 from tests.sync.conftest import FAST
@@ -21,16 +20,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def fast_sync(settings):
     settings.TOPOLENS_SYNC = {**FAST, "session_seconds": 1.0}
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Tasks sent to the broker (name, args), instead of sending them."""
-    calls: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
-    )
-    return calls
 
 
 def test_a_resync_task_lists_the_cluster_then_queues_its_figures_on_commit(

@@ -14,17 +14,14 @@ from scheduler_api.engine.snapshot import (
     Flavour,
     NodeSnapshot,
     PodAllocation,
-    ReservationAllocatePolicy,
-    ReservationPhase,
     ReservationSnapshot,
 )
 from topology.adapters.parts import (
     ZoneParts,
     add_requests,
     allocation,
-    object_refs,
     pod_spec,
-    reservation_owners,
+    reservation_snapshot,
     zones_of,
 )
 from topology.models import (
@@ -149,23 +146,20 @@ def node_snapshots(cluster: Cluster, names: Iterable[str] | None = None) -> list
 
 
 def _reservation_snapshot(stored: Reservation) -> ReservationSnapshot:
-    policy = stored.allocate_policy
-    return ReservationSnapshot(
+    return reservation_snapshot(
         name=stored.name,
         uid=stored.uid,
         node_name=stored.node_name,
-        phase=ReservationPhase(stored.phase),
-        owners=reservation_owners(stored.owners),
+        phase=stored.phase,
+        owners=stored.owners,
         allocatable=stored.allocatable,
         allocated=stored.allocated,
         allocate_once=stored.allocate_once,
-        allocate_policy=ReservationAllocatePolicy(policy)
-        if policy in set(ReservationAllocatePolicy)
-        else ReservationAllocatePolicy.DEFAULT,
+        allocate_policy=stored.allocate_policy,
         unschedulable=stored.unschedulable,
         cpuset=parse_cpulist(stored.cpuset),
-        numa_resources={int(k): v for k, v in stored.numa_resources.items()},
-        current_owners=object_refs(stored.current_owners),
+        numa_resources=stored.numa_resources,
+        current_owners=stored.current_owners,
     )
 
 

@@ -23,7 +23,10 @@ from scheduler_api.engine.snapshot import (
     OwnerRef,
     PodAllocation,
     PodSpec,
+    ReservationAllocatePolicy,
     ReservationOwner,
+    ReservationPhase,
+    ReservationSnapshot,
     ResourceAmounts,
     Zone,
 )
@@ -230,3 +233,40 @@ def _selector(data: Mapping[str, Any]) -> LabelSelector:
 
 def object_refs(items: Iterable[Mapping[str, Any]]) -> tuple[ObjectRef, ...]:
     return tuple(_object_ref(item) for item in items if isinstance(item, Mapping))
+
+
+def reservation_snapshot(
+    *,
+    name: str,
+    uid: str,
+    node_name: str,
+    phase: str,
+    owners: Iterable[Mapping[str, Any]],
+    allocatable: Mapping[str, int],
+    allocated: Mapping[str, int],
+    allocate_once: bool,
+    allocate_policy: str,
+    unschedulable: bool,
+    cpuset: frozenset[int],
+    numa_resources: Mapping[Any, Mapping[str, int]],
+    current_owners: Iterable[Mapping[str, Any]],
+) -> ReservationSnapshot:
+    """A Reservation for the engine; an unknown allocatePolicy reads as the default."""
+    known = allocate_policy in set(ReservationAllocatePolicy)
+    return ReservationSnapshot(
+        name=name,
+        uid=uid,
+        node_name=node_name,
+        phase=ReservationPhase(phase),
+        owners=reservation_owners(owners),
+        allocatable=allocatable,
+        allocated=allocated,
+        allocate_once=allocate_once,
+        allocate_policy=ReservationAllocatePolicy(allocate_policy)
+        if known
+        else ReservationAllocatePolicy.DEFAULT,
+        unschedulable=unschedulable,
+        cpuset=cpuset,
+        numa_resources={int(k): dict(v) for k, v in numa_resources.items()},
+        current_owners=object_refs(current_owners),
+    )

@@ -13,17 +13,14 @@ from scheduler_api.engine.snapshot import (
     NodeSnapshot,
     PodAllocation,
     PodSpec,
-    ReservationAllocatePolicy,
-    ReservationPhase,
     ReservationSnapshot,
 )
 from topology.adapters.parts import (
     ZoneParts,
     add_requests,
     allocation,
-    object_refs,
     pod_spec,
-    reservation_owners,
+    reservation_snapshot,
     zones_of,
 )
 from topology.parsers import MirroredKind, parse_object
@@ -121,23 +118,20 @@ def node_snapshot_of(
 
 def reservation_snapshot_of(record: ReservationRecord) -> ReservationSnapshot:
     alloc = record.allocation
-    policy = record.allocate_policy
-    return ReservationSnapshot(
+    return reservation_snapshot(
         name=record.name,
         uid=record.uid,
         node_name=record.node_name,
-        phase=ReservationPhase(record.phase),
-        owners=reservation_owners(record.owners),
+        phase=record.phase,
+        owners=record.owners,
         allocatable=record.allocatable,
         allocated=record.allocated,
         allocate_once=record.allocate_once,
-        allocate_policy=ReservationAllocatePolicy(policy)
-        if policy in set(ReservationAllocatePolicy)
-        else ReservationAllocatePolicy.DEFAULT,
+        allocate_policy=record.allocate_policy,
         unschedulable=record.unschedulable,
         cpuset=(alloc.cpuset or frozenset()) if alloc else frozenset(),
-        numa_resources=dict(alloc.numa_resources) if alloc else {},
-        current_owners=object_refs(record.current_owners),
+        numa_resources=alloc.numa_resources if alloc else {},
+        current_owners=record.current_owners,
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
@@ -83,6 +82,21 @@ def check_options(
     return errors
 
 
+def validated_pod(
+    pod: Any, *, replicas: Any, scheduler: Any, scoring: Any, weights: Any
+) -> PodSpec:
+    """The pod as the engine sees it, or WhatIfInputError with every field at fault."""
+    errors = check_options(replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights)
+    spec = None
+    try:
+        spec = pod_from_manifest(pod)
+    except WhatIfInputError as error:
+        errors.update(error.field_errors)
+    if errors or spec is None:
+        raise WhatIfInputError(errors)
+    return spec
+
+
 def parse_weights(text: str) -> dict[str, int]:
     """`cpu=1,memory=2` → {"cpu": 1, "memory": 2}; WhatIfInputError when malformed."""
     weights: dict[str, int] = {}
@@ -142,13 +156,9 @@ def run_on_snapshot(
     weights: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Validate everything first, then run `place` (which also answers `evaluate`)."""
-    errors = check_options(replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights)
-    try:
-        spec = pod_from_manifest(pod)
-    except WhatIfInputError as error:
-        errors.update(error.field_errors)
-    if errors:
-        raise WhatIfInputError(errors)
+    spec = validated_pod(
+        pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+    )
     result = place(
         snapshot, spec, replicas, scheduler=scheduler, scoring=scoring or None, weights=weights
     )
@@ -165,15 +175,19 @@ def run_whatif(
     weights: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """What-if against a cluster's mirror; reads only, never writes."""
-    snapshot = cluster_snapshot(cluster, data_as_of=data_as_of(cluster))
     return run_on_snapshot(
-        snapshot, pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+        mirror_snapshot(cluster),
+        pod,
+        replicas=replicas,
+        scheduler=scheduler,
+        scoring=scoring,
+        weights=weights,
     )
 
 
 def compare_schedulers(*, cluster: Cluster, pod: Any, **options: Any) -> dict[str, Any]:
     """The same pod under each scheduler, side by side, on one snapshot."""
-    snapshot = cluster_snapshot(cluster, data_as_of=data_as_of(cluster))
+    snapshot = mirror_snapshot(cluster)
     return {
         system: run_on_snapshot(snapshot, pod, scheduler=system, **options)
         for system in SCHEDULERS
@@ -181,9 +195,9 @@ def compare_schedulers(*, cluster: Cluster, pod: Any, **options: Any) -> dict[st
     }
 
 
-def data_as_of(cluster: Cluster) -> datetime | None:
-    """When the mirror was last known equal to the cluster."""
-    return cluster.last_imported_at
+def mirror_snapshot(cluster: Cluster) -> ClusterSnapshot:
+    """The one place a what-if reads the mirror (its data age is the last import's)."""
+    return cluster_snapshot(cluster)
 
 
 __all__ = [
@@ -191,10 +205,12 @@ __all__ = [
     "SCORING_STRATEGIES",
     "WhatIfInputError",
     "check_options",
+    "mirror_snapshot",
     "compare_schedulers",
     "parse_weights",
     "pod_from_manifest",
     "result_json",
     "run_on_snapshot",
     "run_whatif",
+    "validated_pod",
 ]
