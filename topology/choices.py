@@ -188,3 +188,18 @@ class CPUState(ColouredChoices):
     RESERVED = "reserved", Label("reserved (kubelet or node annotation)", "#4b5563", "x")
     RESERVATION = "reservation", Label("held by a Reservation", "#f2c14e", "r")
     FREE = "free", Label("free", "#f5f7fa", "")
+
+
+class WriteKind(models.TextChoices):
+    """What a write-back changes in a cluster; one audit row per apply."""
+
+    NODE_POLICY = "node-policy", "node labels and annotations"
+    QOS_CONFIG = "qos-config", "slo-controller-config ConfigMap"
+    RESERVATION = "reservation", "Koordinator Reservation"
+
+
+class ApplyStatus(ColouredChoices):
+    PENDING = "pending", Label("pending", "#56b4e9", "…")
+    APPLIED = "applied", Label("applied", "#009e73", "✓")
+    CONFLICT = "conflict", Label("conflict", "#e69f00", "!")
+    ERROR = "error", Label("error", "#d55e00", "✗")

@@ -1,4 +1,4 @@
-"""Admin: observed state is read-only (it comes from the cluster); desired policy is editable."""
+"""Admin for the observed mirror and cluster connections: read-only but for connections."""
 
 from __future__ import annotations
 
@@ -8,18 +8,15 @@ from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 
+from topology.admin.base import ReadOnlyAdmin, ReadOnlyInline
 from topology.models import (
     Cluster,
     ClusterConnection,
     Node,
     NodeCPUReservation,
-    NodePolicy,
     NodeTopology,
     Pod,
     PodAllocation,
-    QoSConfig,
-    QoSStrategy,
-    ResctrlSetting,
     Reservation,
     SyncError,
     SyncState,
@@ -27,31 +24,6 @@ from topology.models import (
     ZoneResource,
 )
 from topology.services.enqueue import enqueue_resync, enqueue_schedules, enqueue_watch
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Observed rows change only through import/sync."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ConnectionInline(admin.StackedInline):
@@ -293,51 +265,3 @@ class ReservationAdmin(ReadOnlyAdmin):
     list_display = ["name", "cluster", "phase", "node_name", "allocate_once", "cpuset"]
     list_filter = ["cluster", "phase", "allocate_once"]
     search_fields = ["name", "node_name"]
-
-
-class StrategyInline(ReadOnlyInline):
-    model = QoSStrategy
-    fields = ["position", "name", "node_selector"]
-
-
-@admin.register(QoSConfig)
-class QoSConfigAdmin(ReadOnlyAdmin):
-    list_display = ["cluster", "namespace", "name", "resource_version", "observed_at"]
-    list_filter = ["cluster"]
-    inlines = [StrategyInline]
-
-
-class ResctrlInline(ReadOnlyInline):
-    model = ResctrlSetting
-    fields = [
-        "qos_class",
-        "enable",
-        "cat_range_start_percent",
-        "cat_range_end_percent",
-        "mba_percent",
-    ]
-
-
-@admin.register(QoSStrategy)
-class QoSStrategyAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "config", "position"]
-    list_filter = ["config__cluster"]
-    inlines = [ResctrlInline]
-
-
-@admin.register(NodePolicy)
-class NodePolicyAdmin(admin.ModelAdmin):
-    """Desired state; applying it to the cluster comes with the policy issue."""
-
-    list_display = [
-        "node",
-        "numa_topology_policy",
-        "numa_allocate_strategy",
-        "cpu_bind_policy",
-        "crane_topology_awareness",
-        "reservation_cpus",
-        "updated_at",
-    ]
-    list_filter = ["node__cluster", "numa_topology_policy", "cpu_bind_policy"]
-    search_fields = ["node__name"]
-    autocomplete_fields = ["node"]
