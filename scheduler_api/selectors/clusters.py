@@ -9,11 +9,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from topology.models import Cluster, Node, Pod, SyncState
-from topology.selectors.types import DataAge
-
-SYNC_SOURCE = "live sync (stalest collection)"
-IMPORT_SOURCE = "last import"
-NEVER = "never imported"
+from topology.selectors.types import DataAge, stalest_data_age
 
 
 def _count_of(model: type[Node] | type[Pod]) -> Coalesce:
@@ -39,18 +35,9 @@ def clusters_with_sync_state() -> QuerySet[Cluster]:
 
 
 def cluster_data_age(cluster: Cluster) -> DataAge:
-    """`topology.selectors.clusters.data_age`'s rule, read from the prefetched sync states.
-
-    The stalest served collection's `synced_through` when the sync runs, else the last
-    import: an answer is only as current as its oldest input.
-    """
-    served = [state for state in cluster.sync_states.all() if state.served]
-    synced = [state.synced_through for state in served if state.synced_through is not None]
-    if served and synced:
-        return DataAge(min(synced), SYNC_SOURCE)
-    if cluster.last_imported_at is not None:
-        return DataAge(cluster.last_imported_at, IMPORT_SOURCE)
-    return DataAge(None, NEVER)
+    """`stalest_data_age`, read from the prefetched sync states (no query)."""
+    served = [state.synced_through for state in cluster.sync_states.all() if state.served]
+    return stalest_data_age(served, cluster.last_imported_at)
 
 
 def age_seconds(moment: datetime | None, now: datetime | None = None) -> float | None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from scheduler_api.engine.snapshot import (
@@ -14,6 +16,7 @@ from scheduler_api.engine.snapshot import (
     Flavour,
     NodeSnapshot,
     PodAllocation,
+    PodSpec,
     ReservationSnapshot,
 )
 from topology.adapters.parts import (
@@ -32,117 +35,197 @@ from topology.models import (
     Pod,
     Reservation,
     Zone,
+    ZoneResource,
+    decode_cpus,
 )
 from topology.models import (
     PodAllocation as StoredAllocation,
 )
 from topology.parsers.cpulist import parse_cpulist
 
+# Plain rows, not model instances: at 5,000 nodes × 8 zones the ORM's per-row objects
+# and prefetch bookkeeping cost seconds, while the engine only needs the values.
+NODE_FIELDS = ("id", "name", "labels", "annotations", "allocatable", "unschedulable")
+TOPOLOGY_FIELDS = (
+    "node_id",
+    "flavour",
+    "topology_policies",
+    "attributes",
+    "cpu_table",
+    "cpu_manager_policy",
+    "cpu_manager_options",
+    "kubelet_reserved_cpus",
+    "koordlet",
+    "crane_cpu_manager_policy",
+    "crane_topology_policy",
+)
+RESERVATION_FIELDS = ("node_id", "resolved_cpus", "apply_policy", "resources")
+POD_FIELDS = (
+    "node_name",
+    "namespace",
+    "name",
+    "uid",
+    "labels",
+    "annotations",
+    "containers",
+    "init_containers",
+    "overhead",
+    "owner_references",
+    "priority",
+)
+ALLOCATION_FIELDS = (
+    "node_name",
+    "namespace",
+    "pod_name",
+    "pod_uid",
+    "source",
+    "cpuset",
+    "numa_resources",
+)
+Row = dict[str, Any]
 
-def _zone_parts(topology: NodeTopology) -> list[ZoneParts]:
-    ordered = sorted(topology.zones.all(), key=lambda z: z.id)  # insertion order = NRT order
-    return [
-        ZoneParts(
-            z.name,
-            z.zone_type,
-            z.numa_id,
-            z.costs,
-            tuple((r.name, r.capacity, r.allocatable, r.available) for r in z.resources.all()),
-        )
-        for z in ordered
-    ]
+
+def stored_pod_spec(pod: Pod) -> PodSpec:
+    return _row_pod_spec({field: getattr(pod, field) for field in POD_FIELDS})
 
 
-def stored_pod_spec(pod: Pod):  # noqa: ANN201 - PodSpec, kept short for readability
+def _row_pod_spec(row: Row) -> PodSpec:
     return pod_spec(
-        namespace=pod.namespace,
-        name=pod.name,
-        uid=pod.uid,
-        labels=pod.labels,
-        annotations=pod.annotations,
-        containers=pod.containers,
-        init_containers=pod.init_containers,
-        overhead=pod.overhead,
-        owner_references=pod.owner_references,
-        priority=pod.priority,
+        namespace=row["namespace"],
+        name=row["name"],
+        uid=row["uid"],
+        labels=row["labels"],
+        annotations=row["annotations"],
+        containers=row["containers"],
+        init_containers=row["init_containers"],
+        overhead=row["overhead"],
+        owner_references=row["owner_references"],
+        priority=row["priority"],
     )
 
 
-def _engine_allocation(stored: StoredAllocation, annotations: dict[str, str]) -> PodAllocation:
+def _engine_allocation(row: Row, annotations: dict[str, str]) -> PodAllocation:
     return allocation(
-        namespace=stored.namespace,
-        name=stored.pod_name,
-        uid=stored.pod_uid,
-        source=stored.source,
-        cpuset=parse_cpulist(stored.cpuset) if stored.cpuset else None,
-        numa_resources=stored.numa_resources,
+        namespace=row["namespace"],
+        name=row["pod_name"],
+        uid=row["pod_uid"],
+        source=row["source"],
+        cpuset=parse_cpulist(row["cpuset"]) if row["cpuset"] else None,
+        numa_resources=row["numa_resources"],
         pod_annotations=annotations,
     )
 
 
-def _node_snapshot(
-    node: Node, pods: list[Pod], allocations: list[StoredAllocation]
-) -> NodeSnapshot:
-    topology: NodeTopology | None = getattr(node, "topology", None)
-    reservation: NodeCPUReservation | None = getattr(node, "cpu_reservation", None)
-    requested: dict[str, int] = {}
-    for pod in pods:
-        add_requests(requested, stored_pod_spec(pod))
-    annotations = {(p.namespace, p.name): p.annotations for p in pods}
-    koordlet = topology.koordlet if topology else {}
+def _topology_fields(topology: Row | None, zones: list[ZoneParts]) -> dict[str, Any]:
+    """The NodeSnapshot fields that come from the node's NRT (empty without one)."""
+    if topology is None:
+        return {}
+    koordlet = topology["koordlet"] or {}
     qos_exclusive = bool(koordlet.get("system_qos_exclusive"))
-    return NodeSnapshot(
-        name=node.name,
-        flavour=Flavour(topology.flavour) if topology else None,
-        labels=node.labels,
-        annotations=node.annotations,
-        allocatable=node.allocatable,
-        requested=requested,
-        topology_policies=tuple(topology.topology_policies) if topology else (),
-        nrt_attributes=topology.attributes if topology else {},
-        zones=zones_of(_zone_parts(topology)) if topology else (),
-        cpus=topology.cpus if topology else (),
-        cpu_manager_policy=topology.cpu_manager_policy if topology else "",
-        cpu_manager_options=topology.cpu_manager_options if topology else {},
-        kubelet_reserved_cpus=parse_cpulist(topology.kubelet_reserved_cpus if topology else ""),
-        node_reserved_cpus=parse_cpulist(reservation.resolved_cpus if reservation else ""),
-        node_reservation_apply_policy=reservation.apply_policy if reservation else "",
-        node_reserved_resources=reservation.resources if reservation else {},
-        system_qos_exclusive_cpus=parse_cpulist(
+    return {
+        "flavour": Flavour(topology["flavour"]),
+        "topology_policies": tuple(topology["topology_policies"]),
+        "nrt_attributes": topology["attributes"],
+        "zones": zones_of(zones),
+        "cpus": decode_cpus(bytes(topology["cpu_table"])),
+        "cpu_manager_policy": topology["cpu_manager_policy"],
+        "cpu_manager_options": topology["cpu_manager_options"],
+        "kubelet_reserved_cpus": parse_cpulist(topology["kubelet_reserved_cpus"]),
+        "system_qos_exclusive_cpus": parse_cpulist(
             koordlet.get("system_qos_cpus", "") if qos_exclusive else ""
         ),
+        "crane_cpu_manager_policy": topology["crane_cpu_manager_policy"],
+        "crane_topology_policy": topology["crane_topology_policy"],
+    }
+
+
+def _reservation_fields(reservation: Row | None) -> dict[str, Any]:
+    if reservation is None:
+        return {}
+    return {
+        "node_reserved_cpus": parse_cpulist(reservation["resolved_cpus"]),
+        "node_reservation_apply_policy": reservation["apply_policy"],
+        "node_reserved_resources": reservation["resources"],
+    }
+
+
+def _node_snapshot(node: Row, parts: _NodeParts) -> NodeSnapshot:
+    requested: dict[str, int] = {}
+    annotations: dict[tuple[str, str], dict[str, str]] = {}
+    for pod in parts.pods:
+        add_requests(requested, _row_pod_spec(pod))
+        annotations[pod["namespace"], pod["name"]] = pod["annotations"]
+    return NodeSnapshot(
+        name=node["name"],
+        labels=node["labels"],
+        annotations=node["annotations"],
+        allocatable=node["allocatable"],
+        requested=requested,
         allocations=tuple(
-            _engine_allocation(a, annotations.get((a.namespace, a.pod_name), {}))
-            for a in allocations
+            _engine_allocation(a, annotations.get((a["namespace"], a["pod_name"]), {}))
+            for a in parts.allocations
         ),
-        crane_cpu_manager_policy=topology.crane_cpu_manager_policy if topology else "",
-        crane_topology_policy=topology.crane_topology_policy if topology else "",
-        unschedulable=node.unschedulable,
+        unschedulable=node["unschedulable"],
+        **_topology_fields(parts.topology, parts.zones),
+        **_reservation_fields(parts.reservation),
     )
 
 
-def _nodes(cluster: Cluster, names: Iterable[str] | None) -> QuerySet[Node]:
-    zones = Zone.objects.prefetch_related("resources")
-    nodes = (
-        Node.objects.filter(cluster=cluster)
-        .select_related("topology", "cpu_reservation")
-        .prefetch_related(Prefetch("topology__zones", queryset=zones))
-        .order_by("name")
-    )
-    return nodes if names is None else nodes.filter(name__in=list(names))
+@dataclass
+class _NodeParts:
+    topology: Row | None = None
+    reservation: Row | None = None
+    zones: list[ZoneParts] = field(default_factory=list)
+    pods: list[Row] = field(default_factory=list)
+    allocations: list[Row] = field(default_factory=list)
+
+
+def _zone_parts_by_node(nodes: QuerySet[Node]) -> dict[int, list[ZoneParts]]:
+    """Zones in insertion order (= NRT order), each with its resources by name."""
+    zones = Zone.objects.filter(topology__node__in=nodes).order_by("id")
+    resources: dict[int, list[tuple[str, int, int, int | None]]] = defaultdict(list)
+    rows = ZoneResource.objects.filter(zone__in=zones.values("id")).order_by("zone_id", "name")
+    for zone_id, *amounts in rows.values_list(
+        "zone_id", "name", "capacity", "allocatable", "available"
+    ):
+        resources[zone_id].append(tuple(amounts))  # type: ignore[arg-type]
+    by_node: dict[int, list[ZoneParts]] = defaultdict(list)
+    for zone_id, node_id, name, zone_type, numa_id, costs in zones.values_list(
+        "id", "topology__node_id", "name", "zone_type", "numa_id", "costs"
+    ):
+        parts = ZoneParts(name, zone_type, numa_id, costs, tuple(resources[zone_id]))
+        by_node[node_id].append(parts)
+    return by_node
+
+
+def _node_parts(
+    cluster: Cluster, nodes: QuerySet[Node], ids: dict[str, int]
+) -> dict[int, _NodeParts]:
+    """Everything under each node, in one query per table; `ids` maps node name → id."""
+    parts: dict[int, _NodeParts] = defaultdict(_NodeParts)
+    for row in NodeTopology.objects.filter(node__in=nodes).values(*TOPOLOGY_FIELDS):
+        parts[row["node_id"]].topology = row
+    for row in NodeCPUReservation.objects.filter(node__in=nodes).values(*RESERVATION_FIELDS):
+        parts[row["node_id"]].reservation = row
+    for node_id, zones in _zone_parts_by_node(nodes).items():
+        parts[node_id].zones = zones
+    pods = Pod.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))
+    for row in pods.order_by("namespace", "name").values(*POD_FIELDS):
+        parts[ids[row["node_name"]]].pods.append(row)
+    stored = StoredAllocation.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))
+    for row in stored.order_by("namespace", "pod_name", "source").values(*ALLOCATION_FIELDS):
+        parts[ids[row["node_name"]]].allocations.append(row)
+    return parts
 
 
 def node_snapshots(cluster: Cluster, names: Iterable[str] | None = None) -> list[NodeSnapshot]:
     """Engine snapshots of the cluster's nodes (all, or those named), in name order."""
-    nodes = list(_nodes(cluster, names))
-    node_names = [n.name for n in nodes]
-    pods: dict[str, list[Pod]] = defaultdict(list)
-    for pod in Pod.objects.filter(cluster=cluster, node_name__in=node_names):
-        pods[pod.node_name].append(pod)
-    allocations: dict[str, list[StoredAllocation]] = defaultdict(list)
-    for stored in StoredAllocation.objects.filter(cluster=cluster, node_name__in=node_names):
-        allocations[stored.node_name].append(stored)
-    return [_node_snapshot(n, pods[n.name], allocations[n.name]) for n in nodes]
+    nodes = Node.objects.filter(cluster=cluster)
+    if names is not None:
+        nodes = nodes.filter(name__in=list(names))
+    rows = list(nodes.order_by("name").values(*NODE_FIELDS))
+    parts = _node_parts(cluster, nodes, {row["name"]: row["id"] for row in rows})
+    return [_node_snapshot(row, parts[row["id"]]) for row in rows]
 
 
 def _reservation_snapshot(stored: Reservation) -> ReservationSnapshot:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, QuerySet
 
 from topology.models import Cluster, SyncState
-from topology.selectors.types import DataAge
+from topology.selectors.types import DataAge, stalest_data_age
 
 
 def clusters_for_switcher() -> QuerySet[Cluster]:
@@ -14,15 +14,8 @@ def clusters_for_switcher() -> QuerySet[Cluster]:
 
 
 def data_age(cluster: Cluster) -> DataAge:
-    """The stalest served collection's `synced_through` when the sync runs, else the last import.
-
-    The stalest, not the freshest: a page is only as current as its oldest input.
-    """
-    synced = SyncState.objects.filter(cluster=cluster, served=True).aggregate(
-        stalest=Min("synced_through"), states=Count("id")
+    """How old the cluster's mirror is: `stalest_data_age` over its served collections."""
+    synced = SyncState.objects.filter(cluster=cluster, served=True).values_list(
+        "synced_through", flat=True
     )
-    if synced["states"] and synced["stalest"] is not None:
-        return DataAge(synced["stalest"], "live sync (stalest collection)")
-    if cluster.last_imported_at is not None:
-        return DataAge(cluster.last_imported_at, "last import")
-    return DataAge(None, "never imported")
+    return stalest_data_age(synced, cluster.last_imported_at)

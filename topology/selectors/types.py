@@ -6,7 +6,7 @@ tested without a database. Amounts are in base units (millicores, bytes, counts)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -131,3 +131,28 @@ class DataAge:
 
     as_of: datetime | None
     source: str
+
+
+SYNC_SOURCE = "live sync (stalest collection)"
+IMPORT_SOURCE = "last import"
+NEVER_SOURCE = "never imported"
+
+
+def stalest_data_age(
+    synced_through: Iterable[datetime | None], last_imported_at: datetime | None
+) -> DataAge:
+    """The one rule for how old a cluster's data is, from its served collections' times.
+
+    The stalest collection, not the freshest: an answer is only as current as its
+    oldest input. A collection the sync has not listed yet still holds what the last
+    import wrote, so it counts as of that import; with neither, the age is unknown.
+    """
+    times = list(synced_through)
+    if not any(moment is not None for moment in times):
+        if last_imported_at is None:
+            return DataAge(None, NEVER_SOURCE)
+        return DataAge(last_imported_at, IMPORT_SOURCE)
+    filled = [last_imported_at if moment is None else moment for moment in times]
+    if any(moment is None for moment in filled):
+        return DataAge(None, "live sync (a collection not listed yet)")
+    return DataAge(min(m for m in filled if m is not None), SYNC_SOURCE)
