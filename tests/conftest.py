@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -27,3 +28,17 @@ def load_sample():
         return json.loads(sample_path(name).read_text())
 
     return _load
+
+
+ROLE_MIGRATIONS = (("0002_roles", "create_roles"), ("0003_policy_roles", "grant"))
+
+
+@pytest.fixture
+def role_groups(db: None) -> None:
+    """The role groups as the migrations make them, for tests whose live server flushed
+    the database (a transactional flush removes what data migrations wrote)."""
+    from django.apps import apps
+
+    for module_name, function in ROLE_MIGRATIONS:
+        module = importlib.import_module(f"scheduler_api.migrations.{module_name}")
+        getattr(module, function)(apps, None)

@@ -21,6 +21,7 @@ from topology.services.figures import recompute_figures as recompute_figures_ser
 from topology.services.importer import import_objects
 from topology.services.loading import load_objects
 from topology.services.schedules import ensure_schedules as ensure_schedules_service
+from topology.services.writeback.run import run_apply as run_apply_service
 from topology.sync import lease
 from topology.sync.client import credentials_of
 from topology.sync.errors import SyncConnectError
@@ -127,6 +128,16 @@ def ensure_schedules() -> dict[str, int]:
             enqueue_watch(cluster_id)
             started += 1
     return {"schedules_changed": changed, "watches_started": started}
+
+
+@shared_task(name="topology.run_apply")
+def run_apply(record_id: int) -> dict[str, object]:
+    """Send one audited write-back (node policy, QoS ConfigMap, Reservation) to its
+    cluster; a row already finished is left alone, so a repeated delivery writes once."""
+    record = run_apply_service(record_id=record_id)
+    if record is None:
+        return {"skipped": "no such apply"}
+    return {"status": record.status, "message": record.message}
 
 
 def _connected(cluster_id: int) -> Cluster | None:

@@ -2,7 +2,7 @@ from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
 
-from topology.views import home, nodes, overview, qos, reservations, sync
+from topology.views import home, nodes, overview, qos, reservations, sync, whatif
 
 app_name = "topology"
 urlpatterns = [
@@ -22,4 +22,6 @@ urlpatterns = [
         name="reservation",
     ),
     path("c/<slug:cluster>/qos/", qos.qos, name="qos"),
+    path("c/<slug:cluster>/whatif/", whatif.whatif, name="whatif"),
+    path("c/<slug:cluster>/whatif/compare/", whatif.whatif_compare, name="whatif-compare"),
 ]

@@ -6,6 +6,7 @@ from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
 from scheduler_api.api import schema  # noqa: F401  registers the OpenAPI extensions
+from scheduler_api.api.views.apply import ApplyRecordViewSet, NodePolicyApplyView, QoSApplyView
 from scheduler_api.api.views.base import api_not_found
 from scheduler_api.api.views.clusters import ClusterViewSet
 from scheduler_api.api.views.export import ExportView
@@ -31,6 +32,7 @@ router.register(f"{CLUSTER_RE}/nodes", NodeViewSet, basename="node")
 router.register(f"{CLUSTER_RE}/reservations", ReservationViewSet, basename="reservation")
 router.register(f"{CLUSTER_RE}/node-reservations", NodeReservationViewSet, "node-reservation")
 router.register(f"{CLUSTER_RE}/policies", NodePolicyViewSet, basename="policy")
+router.register(f"{CLUSTER_RE}/applies", ApplyRecordViewSet, basename="apply")
 
 urlpatterns = [
     path(f"{CLUSTER}/nodes/<str:node>/topology", NodeTopologyView.as_view(), name="node-topology"),
@@ -41,6 +43,10 @@ urlpatterns = [
     path(f"{CLUSTER}/whatif", WhatIfView.as_view(), name="whatif"),
     path(f"{CLUSTER}/export", ExportView.as_view(), name="export"),
     path("tasks/<uuid:task>", WhatIfTaskView.as_view(), name="whatif-task"),
+    path(
+        f"{CLUSTER}/policies/<str:node>/apply", NodePolicyApplyView.as_view(), name="policy-apply"
+    ),
+    path(f"{CLUSTER}/qos/apply", QoSApplyView.as_view(), name="qos-apply"),
     *router.urls,
     # Anything else under /api/v1/ is a JSON 404 in the one error shape, never Django's HTML.
     re_path(r"^[\s\S]*$", api_not_found),  # [\s\S], not ".": a newline is no way out

@@ -7,28 +7,21 @@ the schedulers read), decides what runs in the background, and answers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
 
-from scheduler_api.engine.snapshot import (
-    ANN_CRANE_AWARENESS,
-    ANN_CRANE_CPU_POLICY,
-    ANN_KOORD_RESOURCE_SPEC,
-    LABEL_KOORD_QOS,
-)
 from topology.models import Cluster
 from topology.services.whatif import (
     compare_schedulers,
     run_whatif,
     validated_pod,
 )
+from topology.services.whatif_manifest import compact_pod_manifest
 
 COMPARE_ALL = "all"
-DEFAULT_POD_NAME = "whatif-pod"
 
 
 @dataclass(frozen=True)
@@ -38,6 +31,7 @@ class WhatIfQuestion:
     scheduler: str = "auto"  # one of topology.services.whatif.SCHEDULERS, or COMPARE_ALL
     scoring: str | None = None
     weights: dict[str, int] | None = None
+    use_draft_policies: bool = False  # judge nodes as if their saved NodePolicies were applied
 
     @property
     def compares_schedulers(self) -> bool:
@@ -60,52 +54,8 @@ def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
         scheduler=data.get("scheduler", "auto"),
         scoring=data.get("scoring") or None,
         weights=dict(data["weights"]) if data.get("weights") else None,
+        use_draft_policies=bool(data.get("use_draft_policies", False)),
     )
-
-
-def compact_pod_manifest(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The compact form as the Pod manifest a user would have written."""
-    labels = dict(data.get("labels") or {})
-    if data.get("koordinator_qos_class"):
-        labels[LABEL_KOORD_QOS] = data["koordinator_qos_class"]
-    spec: dict[str, Any] = {"containers": [_container(c) for c in data["containers"]]}
-    if data.get("init_containers"):
-        spec["initContainers"] = [_container(c) for c in data["init_containers"]]
-    if data.get("priority") is not None:
-        spec["priority"] = data["priority"]
-    metadata = {
-        "name": data.get("name") or DEFAULT_POD_NAME,
-        "namespace": data.get("namespace") or "default",
-        "labels": labels,
-        "annotations": {**(data.get("annotations") or {}), **_scheduler_annotations(data)},
-    }
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
-
-
-def _container(container: Mapping[str, Any]) -> dict[str, Any]:
-    resources = {
-        key: {name: str(amount) for name, amount in container[key].items()}
-        for key in ("requests", "limits")
-        if container.get(key)
-    }
-    return {"name": container["name"], "resources": resources}
-
-
-def _scheduler_annotations(data: Mapping[str, Any]) -> dict[str, str]:
-    annotations: dict[str, str] = {}
-    if data.get("crane_cpu_policy"):
-        annotations[ANN_CRANE_CPU_POLICY] = data["crane_cpu_policy"]
-    if data.get("crane_topology_awareness") is not None:
-        annotations[ANN_CRANE_AWARENESS] = "true" if data["crane_topology_awareness"] else "false"
-    spec: dict[str, str] = {}
-    if data.get("koordinator_cpu_bind_policy"):
-        hardness = "required" if data.get("koordinator_cpu_bind_required") else "preferred"
-        spec[f"{hardness}CPUBindPolicy"] = data["koordinator_cpu_bind_policy"]
-    if data.get("koordinator_cpu_exclusive_policy"):
-        spec["preferredCPUExclusivePolicy"] = data["koordinator_cpu_exclusive_policy"]
-    if spec:
-        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec, separators=(",", ":"))
-    return annotations
 
 
 def whatif_check(question: WhatIfQuestion) -> None:
@@ -132,6 +82,7 @@ def whatif_answer(*, cluster: Cluster, question: WhatIfQuestion) -> dict[str, An
             replicas=question.replicas,
             scoring=question.scoring,
             weights=question.weights,
+            use_draft_policies=question.use_draft_policies,
         )
     return run_whatif(
         cluster=cluster,
@@ -140,4 +91,5 @@ def whatif_answer(*, cluster: Cluster, question: WhatIfQuestion) -> dict[str, An
         scheduler=question.scheduler,
         scoring=question.scoring,
         weights=question.weights,
+        use_draft_policies=question.use_draft_policies,
     )

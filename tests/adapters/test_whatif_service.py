@@ -1,13 +1,16 @@
 """What-if through the service and `manage.py whatif`: the JSON contract, offline and mirror."""
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from topology.demo import generate_demo_objects
-from topology.models import Cluster, Node, NodeFigures
+from topology.models import Cluster, Node, NodeFigures, SyncState
+from topology.selectors.clusters import data_age
 from topology.services.figures import recompute_figures
 from topology.services.importer import import_objects
 from topology.services.whatif import WhatIfInputError, parse_weights, run_whatif
@@ -148,3 +151,17 @@ def test_figures_say_where_an_exclusive_pod_fits(demo_objects):
     snn_fits = {n["node"] for n in answer["nodes"] if n["fits"] and n["numa_zones"]}
     assert snn_fits <= set(roomy)
     assert recompute_figures(cluster_id=cluster.pk) == figures.count()  # idempotent
+
+
+@pytest.mark.django_db
+def test_the_whatif_data_age_is_the_stalest_synced_collection_like_every_page(demo_objects):
+    import_objects(cluster_name="demo", objects=demo_objects)
+    cluster = Cluster.objects.get(name="demo")
+    now = timezone.now()
+    SyncState.objects.create(cluster=cluster, resource="nodes", synced_through=now)
+    SyncState.objects.create(
+        cluster=cluster, resource="pods", synced_through=now - timedelta(minutes=10)
+    )
+    answer = run_whatif(cluster=cluster, pod=POD, scheduler="scheduler-plugins")
+    assert 600 <= answer["data_age_seconds"] < 660
+    assert data_age(cluster).as_of == now - timedelta(minutes=10)

@@ -35,10 +35,14 @@ def test_each_role_adds_to_the_one_below() -> None:
     assert viewer < operator < admin
     assert operator - viewer == {
         "scheduler_api.run_whatif",
-        "topology.add_nodepolicy",
-        "topology.change_nodepolicy",
-        "topology.delete_nodepolicy",
+        *(
+            f"topology.{action}_{model}"
+            for model in ("nodepolicy", "qosdraft", "referencepod")
+            for action in ("add", "change", "delete")
+        ),
     }
+    assert {"topology.view_qosdraft", "topology.view_applyrecord"} <= viewer
+    assert not {"topology.add_applyrecord", "topology.change_applyrecord"} & admin
     assert {
         "topology.apply_nodepolicy",
         "topology.add_cluster",

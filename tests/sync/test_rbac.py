@@ -1,8 +1,8 @@
 """Every Kubernetes API call Topolens makes is allowed by the RBAC in deploy/kubernetes,
 and that RBAC grants nothing more.
 
-Checked three ways: here, on a sync that meets every kind of trouble and makes both
-writes; on every request any fake API server sees in the whole suite (the `make_fake`
+Checked three ways: here, on a sync that meets every kind of trouble and makes every
+write; on every request any fake API server sees in the whole suite (the `make_fake`
 fixture checks them when it stops the server); and statically, on the client calls
 in the code.
 """
@@ -22,6 +22,7 @@ from topology.sync.client import ClusterClient, credentials_of
 from topology.sync.resources import CORE_RESOURCES, GROUP_RESOURCES
 
 ROOT = Path(__file__).resolve().parents[2]
+_RESERVATIONS = ("scheduling.koordinator.sh", "reservations")
 # The client methods the code may call, and the request each one makes.
 CLIENT_CALLS = {
     "get_api_versions": None,  # discovery: /api and /apis
@@ -32,18 +33,23 @@ CLIENT_CALLS = {
     "list_cluster_custom_object": ("list/watch", "*", "*"),
     "patch_node": ("patch", "", "nodes"),
     "replace_namespaced_config_map": ("update", "", "configmaps"),
+    # The write-back: re-reads on a conflict, and Reservations made from a what-if.
+    "read_node": ("get", "", "nodes"),
+    "read_namespaced_config_map": ("get", "", "configmaps"),
+    "get_cluster_custom_object": ("get", "scheduling.koordinator.sh", "reservations"),
+    "create_cluster_custom_object": ("create", "scheduling.koordinator.sh", "reservations"),
 }
 GRANTS = {
     ("", "nodes", "cluster"): {"get", "list", "watch", "patch"},
     ("", "pods", "cluster"): {"get", "list", "watch"},
     ("topology.node.k8s.io", "noderesourcetopologies", "cluster"): {"get", "list", "watch"},
     ("topology.crane.io", "noderesourcetopologies", "cluster"): {"get", "list", "watch"},
-    ("scheduling.koordinator.sh", "reservations", "cluster"): {"get", "list", "watch"},
+    ("scheduling.koordinator.sh", "reservations", "cluster"): {"get", "list", "watch", "create"},
     ("", "configmaps", "koordinator-system"): {"get", "list", "watch", "update"},
 }
 
 
-def test_the_rbac_grants_exactly_the_read_and_the_two_writes():
+def test_the_rbac_grants_exactly_the_read_and_the_three_writes():
     granted: dict[tuple[str, str, str], set[str]] = {}
     for rule in rbac.bound_rules():
         for group in rule.groups:
@@ -65,6 +71,8 @@ def test_the_rbac_grants_exactly_the_read_and_the_two_writes():
         ("PUT", "/api/v1/namespaces/koordinator-system/configmaps/other", {}),
         ("PATCH", "/api/v1/namespaces/default/pods/p", {}),
         ("PUT", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),
+        ("DELETE", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),
+        ("POST", "/api/v1/namespaces/default/pods", {}),
     ],
 )
 def test_the_checker_refuses_what_the_rbac_does_not_grant(method, path, query):
@@ -88,8 +96,14 @@ def test_every_request_of_a_full_sync_with_trouble_and_writes_is_allowed(fake, c
         fake.cluster.get(("", "configmaps"), ("koordinator-system", "slo-controller-config"))
     )
     client.replace_config_map("koordinator-system", "slo-controller-config", config)
+    client.read_node(node["metadata"]["name"])
+    client.read_config_map("koordinator-system", "slo-controller-config")
+    reservation = copy.deepcopy(next(iter(fake.cluster.objects[_RESERVATIONS].values())))
+    reservation["metadata"] = {"name": "made-by-topolens"}
+    client.create_reservation(reservation)
+    client.read_reservation("made-by-topolens", reservation["apiVersion"])
     client.close()
-    assert {r.method for r in fake.requests} >= {"GET", "PATCH", "PUT"}
+    assert {r.method for r in fake.requests} >= {"GET", "PATCH", "PUT", "POST"}
     assert any(r.is_watch for r in fake.requests)
     rbac.assert_allowed(fake.requests)
 
@@ -106,9 +120,10 @@ def test_every_client_call_in_the_code_is_known_and_allowed():
             request = rbac.Attributes(verb, group, plural, namespace, "", selector)
             assert any(rule.allows(request) for rule in rules), (verb, group, plural)
     for method, target in CLIENT_CALLS.items():
-        if target and target[0] in ("patch", "update"):
+        if target and target[0] in ("get", "patch", "update", "create"):
             names = {"configmaps": ("koordinator-system", "slo-controller-config")}
             namespace, name = names.get(target[2], ("", "some-node"))
+            name = "" if target[0] == "create" else name
             request = rbac.Attributes(target[0], target[1], target[2], namespace, name, "")
             assert any(rule.allows(request) for rule in rules), method
 

@@ -249,3 +249,14 @@ def test_invalid_qos_json_reports_line_and_column():
     obj["data"]["resource-qos-config"] = '{\n  "clusterStrategy": {,}\n}'
     with pytest.raises(ObjectParseError, match="line 2 column 23"):
         parse_object(obj)
+
+
+def test_a_koordlet_nrt_read_at_v1alpha2_is_still_koordinator() -> None:
+    """A CRD serving both versions returns koordlet's v1alpha1 object as v1alpha2."""
+    obj = first(sample_items("node-koordinator-v1alpha1.json"), "NodeResourceTopology")
+    as_v1alpha2 = {**obj, "apiVersion": "topology.node.k8s.io/v1alpha2"}
+    v1 = parse_nrt(obj)
+    v2 = parse_nrt(as_v1alpha2)
+    assert v2.flavour == v1.flavour == Flavour.KOORDINATOR
+    assert v2.koordlet == v1.koordlet
+    assert v2.zones == v1.zones

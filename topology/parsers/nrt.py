@@ -92,11 +92,13 @@ def _parse_upstream(reader: Reader, api_version: str) -> TopologyRecord:
         reader.check(f"topologyPolicies[{index}]", policy, str)
     attributes = {} if v1alpha1 else _name_value_list(reader, "attributes", reader.obj)
     zones = reader.get("zones", list)
-    koordlet = _koordlet_of(reader) if v1alpha1 else None
-    if v1alpha1:
-        flavour = Flavour.KOORDINATOR if koordlet else Flavour.UPSTREAM_V1ALPHA1
+    # koordlet writes v1alpha1, but a CRD that also serves v1alpha2 (conversion None)
+    # hands the same object out at v1alpha2: its koordlet marks decide, not the version.
+    koordlet = _koordlet_of(reader)
+    if koordlet:
+        flavour = Flavour.KOORDINATOR
     else:
-        flavour = Flavour.UPSTREAM_V1ALPHA2
+        flavour = Flavour.UPSTREAM_V1ALPHA1 if v1alpha1 else Flavour.UPSTREAM_V1ALPHA2
     return TopologyRecord(
         **_common(reader),
         flavour=flavour,

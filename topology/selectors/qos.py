@@ -15,6 +15,7 @@ from typing import Any
 from scheduler_api.engine.koordinator_reservation import match_selector
 from scheduler_api.engine.snapshot import LabelRequirement, LabelSelector
 from topology.choices import Flavour, ResctrlClass
+from topology.editing.qos_preview import NodeCache
 from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting
 from topology.services.resctrl import (
     EffectiveClass,
@@ -170,3 +171,39 @@ def _groups(
             )
         )
     return groups, matches
+
+
+def qos_node_caches(cluster: Cluster) -> list[NodeCache]:
+    """Every node's labels, and for Koordinator nodes the L3 facts koordlet reports; one query.
+
+    Non-Koordinator nodes count for node-strategy overlap (the webhook lists all
+    nodes) but get no schemata: no koordlet applies resctrl there.
+    """
+    rows = (
+        Node.objects.filter(cluster=cluster)
+        .order_by("name")
+        .values_list(
+            "name",
+            "labels",
+            "topology__flavour",
+            "topology__koordlet__cpu_basic_info",
+            "topology__koordlet__cpu_shared_pools",
+        )
+    )
+    return [_node_cache(*row) for row in rows]
+
+
+def _node_cache(name: str, labels: Any, flavour: str | None, info: Any, pools: Any) -> NodeCache:
+    info = info if isinstance(info, dict) else {}
+    pools = pools if isinstance(pools, list) else []
+    sockets = tuple(
+        sorted({int(p["socket"]) for p in pools if isinstance(p, dict) and "socket" in p})
+    )
+    return NodeCache(
+        name=name,
+        labels=labels if isinstance(labels, dict) else {},
+        vendor=str(info.get("vendorID", "")),
+        cbm=str(info.get("catL3CbmMask", "")),
+        l3_ids=sockets or (0,),
+        koordlet=flavour == Flavour.KOORDINATOR,
+    )

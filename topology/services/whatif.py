@@ -9,6 +9,7 @@ error, it is an answer.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,9 +17,11 @@ from scheduler_api.engine.nrt_match import ScoringStrategy
 from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
 from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
 from topology.adapters import cluster_snapshot, pod_spec_of
+from topology.adapters.drafts import draft_cluster_snapshot
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.parsers.pod import parse_pod
+from topology.selectors.clusters import data_age
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
@@ -173,10 +176,14 @@ def run_whatif(
     scheduler: str = "auto",
     scoring: str | None = None,
     weights: dict[str, int] | None = None,
+    use_draft_policies: bool = False,
 ) -> dict[str, Any]:
-    """What-if against a cluster's mirror; reads only, never writes."""
+    """What-if against a cluster's mirror; reads only, never writes.
+
+    `use_draft_policies`: judge the nodes as if their saved NodePolicies were applied.
+    """
     return run_on_snapshot(
-        mirror_snapshot(cluster),
+        mirror_snapshot(cluster, use_draft_policies=use_draft_policies),
         pod,
         replicas=replicas,
         scheduler=scheduler,
@@ -185,9 +192,11 @@ def run_whatif(
     )
 
 
-def compare_schedulers(*, cluster: Cluster, pod: Any, **options: Any) -> dict[str, Any]:
+def compare_schedulers(
+    *, cluster: Cluster, pod: Any, use_draft_policies: bool = False, **options: Any
+) -> dict[str, Any]:
     """The same pod under each scheduler, side by side, on one snapshot."""
-    snapshot = mirror_snapshot(cluster)
+    snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
     return {
         system: run_on_snapshot(snapshot, pod, scheduler=system, **options)
         for system in SCHEDULERS
@@ -195,9 +204,14 @@ def compare_schedulers(*, cluster: Cluster, pod: Any, **options: Any) -> dict[st
     }
 
 
-def mirror_snapshot(cluster: Cluster) -> ClusterSnapshot:
-    """The one place a what-if reads the mirror (its data age is the last import's)."""
-    return cluster_snapshot(cluster)
+def mirror_snapshot(cluster: Cluster, *, use_draft_policies: bool = False) -> ClusterSnapshot:
+    """The one place a what-if reads the mirror, dated by the same rule as every page.
+
+    With `use_draft_policies`, every node that has a saved NodePolicy is seen with its
+    desired labels and reservation annotation, as if they were already applied.
+    """
+    snapshot = draft_cluster_snapshot(cluster) if use_draft_policies else cluster_snapshot(cluster)
+    return dataclasses.replace(snapshot, data_as_of=data_age(cluster).as_of)
 
 
 __all__ = [

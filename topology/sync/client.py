@@ -216,6 +216,40 @@ class ClusterClient:
             raise ValueError("the API server answered with something other than an object")
         return body
 
+    # Reads of one object and the Reservation create (used by the write-back) ---------
+
+    def read_node(self, name: str) -> dict[str, Any]:
+        """GET one Node, TypeMeta included (the write-back re-syncs it on a conflict)."""
+        return self._json(self._core.read_node(name, **self._raw()))
+
+    def read_config_map(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._json(self._core.read_namespaced_config_map(name, namespace, **self._raw()))
+
+    def create_reservation(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a Koordinator Reservation (cluster-scoped); 409 AlreadyExists if the name
+        is taken. The group/version come from the body's apiVersion."""
+        group, version = _group_version(body)
+        return self._json(
+            self._custom.create_cluster_custom_object(
+                group, version, "reservations", body, **self._raw()
+            )
+        )
+
+    def read_reservation(self, name: str, api_version: str) -> dict[str, Any]:
+        group, version = _group_version({"apiVersion": api_version})
+        return self._json(
+            self._custom.get_cluster_custom_object(
+                group, version, "reservations", name, **self._raw()
+            )
+        )
+
+
+def _group_version(body: dict[str, Any]) -> tuple[str, str]:
+    group, _, version = str(body.get("apiVersion", "")).rpartition("/")
+    if not group or not version:
+        raise ValueError(f"not a group/version: {body.get('apiVersion')!r}")
+    return group, version
+
 
 def _with_type(item: dict[str, Any], resource: Resource) -> dict[str, Any]:
     """List items of built-in kinds come without apiVersion/kind; the parsers need them."""

@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from topology.figures.qos import l3_ways
 from topology.selectors.qos import qos_page
+from topology.services.qos_draft import pending_qos_draft
 from topology.views.common import get_cluster, page_context
 
 
@@ -21,5 +22,12 @@ def qos(request: HttpRequest, cluster: str) -> HttpResponse:
         for key, group in groups
         if group.ways
     }
-    context = page_context(selected, "qos", data=data, groups=groups, figures=figures)
+    context = page_context(
+        selected,
+        "qos",
+        data=data,
+        groups=groups,
+        figures=figures,
+        draft=pending_qos_draft(selected),
+    )
     return render(request, "topology/qos.html", context)

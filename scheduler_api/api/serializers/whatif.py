@@ -106,6 +106,11 @@ class WhatIfRequestSerializer(serializers.Serializer):
         allow_null=True,
         help_text="resource → scoring weight",
     )
+    use_draft_policies = serializers.BooleanField(
+        default=False,
+        help_text="judge the nodes as if their saved desired node policies were applied "
+        "(labels and the node.koordinator.sh/reservation annotation)",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         compact = [f for f in COMPACT_FIELDS if f in self.initial_data]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import selectors
-from .store import Collection, Conflict, Key, as_version
+from .store import AlreadyExists, Collection, Conflict, Key, as_version
 from .stream import WatchStream
 from .wire import Request, status_body
 
@@ -55,7 +55,8 @@ class Handler(BaseHTTPRequestHandler):
         path = parts.path.rstrip("/") or "/"
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.fake.record(Request(method, path, query, time.monotonic()))
+        content_type = self.headers.get("Content-Type") or ""
+        self.fake.record(Request(method, path, query, time.monotonic(), body, content_type))
         if self.fake.faults.take_refusal():
             self.abort()
             return
@@ -91,6 +92,8 @@ class Handler(BaseHTTPRequestHandler):
             self._get(collection, version, (namespace, name))
         elif method in ("PATCH", "PUT") and name:
             self._write(method, collection, version, (namespace, name), body)
+        elif method == "POST" and not name:
+            self._create(collection, version, namespace, body)
         else:
             self._send(405, status_body(405, "MethodNotAllowed", f"{method} is not served here"))
 
@@ -213,6 +216,43 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._send(200, json.dumps(as_version(stored, collection.id, version, typed=True)).encode())
 
+    def _create(self, collection: Collection, version: str, namespace: str, body: bytes) -> None:
+        """POST to a collection: 201 with the stored object, 409 AlreadyExists if the name
+        is taken. As the real server does, status is dropped (the status subresource) and
+        creationTimestamp and generation are set."""
+        obj = json.loads(body or b"{}")
+        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        name = str(metadata.get("name") or "")
+        if not name:
+            message = f'{collection.plural} "" is invalid: metadata.name: Required value: name '
+            self._send(422, status_body(422, "Invalid", message + "or generateName is required"))
+            return
+        if namespace and metadata.get("namespace", namespace) != namespace:
+            message = (
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+            self._send(400, status_body(400, "BadRequest", message))
+            return
+        if namespace:
+            metadata["namespace"] = namespace
+        group_plural = (
+            f"{collection.plural}.{collection.group}" if collection.group else collection.plural
+        )
+        new = {**obj, "metadata": metadata}
+        new.pop("status", None)
+        new["apiVersion"] = f"{collection.group}/{version}" if collection.group else version
+        new["kind"] = collection.kind
+        metadata.update(creationTimestamp=_now_rfc3339(), generation=1)
+        try:
+            stored = self.fake.cluster.create(new)
+        except AlreadyExists:
+            details = {"name": name, "group": collection.group, "kind": collection.plural}
+            message = f'{group_plural} "{name}" already exists'
+            self._send(409, status_body(409, "AlreadyExists", message, details=details))
+            return
+        self._send(201, json.dumps(as_version(stored, collection.id, version, typed=True)).encode())
+
     # Watches ----------------------------------------------------------------------------
 
     def _watch(
@@ -256,6 +296,10 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _now_rfc3339() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _flag(value: str | None) -> bool:

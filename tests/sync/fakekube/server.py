@@ -3,8 +3,9 @@
 It serves discovery (/api, /apis, group/version resource lists), lists with
 resourceVersion and limit/continue, chunked watch streams (ADDED, MODIFIED, DELETED,
 BOOKMARK, ERROR 410), GET of one object, PATCH of nodes and PUT of ConfigMaps with
-409 on a stale resourceVersion, bearer-token auth, and injected faults. Every request
-is recorded, so tests can check each one against the ClusterRole.
+409 on a stale resourceVersion, POST create (201, 409 AlreadyExists), bearer-token
+auth, and injected faults. Every request is recorded with its body, so tests can check
+each one against the ClusterRole and see exactly what was written.
 """
 
 from __future__ import annotations

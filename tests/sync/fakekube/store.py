@@ -72,6 +72,10 @@ class Conflict(Exception):
     """A write carried a stale resourceVersion."""
 
 
+class AlreadyExists(Exception):
+    """A create named an object that exists."""
+
+
 class FakeCluster:
     def __init__(self, groups: dict[str, tuple[str, ...]] | None = None) -> None:
         self.cond = threading.Condition()
@@ -138,6 +142,14 @@ class FakeCluster:
                 self._listings[collection.id].dirty = True
             self._record(collection, "MODIFIED" if old else "ADDED", old, new)
             return copy.deepcopy(new)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create only (a POST): AlreadyExists when the key is taken."""
+        with self.cond:
+            collection = self.collection_of(obj)
+            if self.key_of(obj, collection) in self.objects[collection.id]:
+                raise AlreadyExists(self.key_of(obj, collection))
+            return self.put(obj)
 
     def delete(self, obj: dict[str, Any]) -> None:
         with self.cond:

@@ -1,0 +1,1 @@
+"""Editing desired state: validation, diffs and the exact bodies Topolens writes back."""

@@ -1,0 +1,1 @@
+"""Django forms of the dashboard: they parse and validate query strings, nothing more."""

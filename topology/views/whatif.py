@@ -1,0 +1,78 @@
+"""What-if placement: the form, the ranked answer with the would-be-picked cores, and
+the same pod under each scheduler side by side. Both pages are GET forms, so the
+inputs live in the URL and an answer can be shared; a bad input is a form error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from topology.figures.coremap import core_map, legend_entries
+from topology.forms.whatif import WhatIfForms
+from topology.services.whatif import WhatIfInputError
+from topology.services.whatif_compare import compare_page
+from topology.services.whatif_page import NodeFocus, whatif_page
+from topology.views.common import get_cluster, page_context, query_without
+
+
+def cores_figures(focus: NodeFocus | None) -> dict[str, go.Figure]:
+    if focus is None or not focus.state.has_detail:
+        return {}
+    return {"core-map": core_map(focus.state, focus.zone_names, highlight=focus.highlight)}
+
+
+def _links(request: HttpRequest) -> dict[str, str]:
+    """Query strings that keep the question and change one thing."""
+    return {
+        "question_query": query_without(request, "page", "cores"),
+        "cores_query": query_without(request, "cores"),
+        "page_query": query_without(request, "page"),
+        "compare_query": query_without(request, "page", "cores", "scheduler"),
+    }
+
+
+@login_required
+def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
+    selected = get_cluster(cluster)
+    forms = WhatIfForms(request.GET)
+    result = None
+    if forms.is_valid():
+        try:
+            result = whatif_page(
+                cluster=selected,
+                question=forms.question(),
+                page_number=request.GET.get("page"),
+                cores=request.GET.get("cores") or None,
+            )
+        except WhatIfInputError as error:
+            forms.add_input_errors(error)
+    focus = result.cores if result else None
+    extra: dict[str, Any] = {"legend": legend_entries(focus.state)} if focus else {}
+    context = page_context(
+        selected,
+        "whatif",
+        forms=forms,
+        result=result,
+        figures=cores_figures(focus),
+        **extra,
+        **_links(request),
+    )
+    return render(request, "topology/whatif.html", context)
+
+
+@login_required
+def whatif_compare(request: HttpRequest, cluster: str) -> HttpResponse:
+    selected = get_cluster(cluster)
+    forms = WhatIfForms(request.GET)
+    result = None
+    if forms.is_valid():
+        try:
+            result = compare_page(cluster=selected, question=forms.question())
+        except WhatIfInputError as error:
+            forms.add_input_errors(error)
+    context = page_context(selected, "whatif", forms=forms, result=result, **_links(request))
+    return render(request, "topology/whatif_compare.html", context)
