@@ -78,9 +78,10 @@ def test_home_without_clusters_says_how_to_get_one(staff_client):
     assert b"seed_demo" in staff_client.get(url("home")).content
 
 
-def test_the_switcher_keeps_the_section(staff_client, cluster):
-    response = staff_client.get(url("switch"), {"cluster": "prod", "section": "qos"})
-    assert response["Location"] == url("qos", cluster="prod")
+@pytest.mark.parametrize("section", ["qos", "whatif"])
+def test_the_switcher_keeps_the_section(staff_client, cluster, section):
+    response = staff_client.get(url("switch"), {"cluster": "prod", "section": section})
+    assert response["Location"] == url(section, cluster="prod")
 
 
 def test_unknown_clusters_and_nodes_are_404(staff_client, cluster):

@@ -13,11 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from topology.models import Cluster
-from topology.parsers import MirroredKind, ObjectParseError, object_key, parse_object
+from topology.parsers import MirroredKind, ObjectParseError, Record, object_key
 from topology.parsers.pod import PodRecord
+from topology.services.hashing import EncodedRecord
 from topology.services.removal import Key, remove_objects, stored_versions
 from topology.services.writers import Outcome, write_records
+from topology.sync.ahead import Parsed, parse_one
 from topology.sync.resources import Resource
+from topology.sync.versions import same_version
 
 
 @dataclass
@@ -34,14 +37,6 @@ class Applied:
     missing_node: dict[Key, str] = field(default_factory=dict)
 
 
-def version_of(kind: MirroredKind, obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    rv = str(metadata.get("resourceVersion") or "")
-    if kind is MirroredKind.TOPOLOGY and rv:
-        return f"{obj.get('apiVersion', '')} {rv}"
-    return rv
-
-
 def display_name(key: Key) -> str:
     return "/".join(key)
 
@@ -52,10 +47,14 @@ def apply_objects(
     objects: list[dict[str, Any]],
     now: datetime,
     stored: dict[Key, str] | None = None,
+    parsed: dict[Key, Parsed] | None = None,
 ) -> Applied:
     """Upsert what changed; finished pods are removed, as they hold nothing.
 
-    `stored` (key → stored version) saves a query per page when a list already read it.
+    `stored` (key → stored version) saves a query per page when a list already read it;
+    keys it lacks are not mirrored, which spares the writers looking them up. `parsed`:
+    objects the fetching thread parsed ahead (see `ahead`). When nothing changed, no
+    query runs at all.
     """
     kind = resource.kind
     applied = Applied()
@@ -63,37 +62,64 @@ def apply_objects(
     applied.keys = set(by_key)
     if stored is None:
         stored = stored_versions(cluster, kind, keys=by_key, api_group=resource.scope_group)
-    records, finished = [], []
-    for key, obj in by_key.items():
-        version = version_of(kind, obj)
-        if version and stored.get(key) == version:
-            applied.unchanged += 1
-            continue
-        try:
-            parsed = parse_object(obj)
-        except ObjectParseError as exc:
-            applied.bad[key] = exc
-            continue
-        if parsed is None or parsed.kind is not kind:
-            applied.keys.discard(key)  # not one of ours (a field selector the server ignored)
-            continue
-        if isinstance(parsed.record, PodRecord) and parsed.record.finished:
-            finished.append(key)
-            continue
-        records.append(parsed.record)
-    result = write_records(cluster, kind, records, now)
-    applied.unchanged += sum(1 for o in result.outcomes.values() if o is Outcome.UNCHANGED)
-    applied.written = {k for k, o in result.outcomes.items() if o is not Outcome.UNCHANGED}
-    applied.missing_node = dict(result.errors)
-    applied.keys -= set(finished)
-    applied.skipped = len(finished)
-    applied.removed = remove_objects(cluster, kind, finished)
-    applied.gone = set(finished)
+    changed = {k: obj for k, obj in by_key.items() if not same_version(kind, obj, stored, k)}
+    applied.unchanged = len(by_key) - len(changed)
+    ready, encodings = _parse_changed(kind, changed, parsed or {}, applied)
+    finished = [key for key, record in ready.items() if _finished(record)]
+    records = [record for record in ready.values() if not _finished(record)]
+    if records:
+        absent = {key for key in changed if key not in stored}
+        result = write_records(cluster, kind, records, now, absent=absent, encodings=encodings)
+        applied.unchanged += sum(1 for o in result.outcomes.values() if o is Outcome.UNCHANGED)
+        applied.written = {k for k, o in result.outcomes.items() if o is not Outcome.UNCHANGED}
+        applied.missing_node = dict(result.errors)
+    if finished:
+        applied.keys -= set(finished)
+        applied.skipped = len(finished)
+        applied.removed = remove_objects(cluster, kind, finished)
+        applied.gone = set(finished)
     return applied
+
+
+def needs_writing(
+    kind: MirroredKind, objects: list[dict[str, Any]], stored: dict[Key, str]
+) -> bool:
+    """Whether any object's version differs from the stored one (a cheap look, no parsing):
+    a page of a no-change resync then costs no transaction and no query."""
+    return any(not same_version(kind, obj, stored, object_key(kind, obj)) for obj in objects)
+
+
+def _parse_changed(
+    kind: MirroredKind,
+    changed: dict[Key, dict[str, Any]],
+    parsed: dict[Key, Parsed],
+    applied: Applied,
+) -> tuple[dict[Key, Record], dict[Key, EncodedRecord]]:
+    """Records of the changed objects that are ours, with their hashes; malformed
+    objects go to `applied.bad`."""
+    records: dict[Key, Record] = {}
+    encodings: dict[Key, EncodedRecord] = {}
+    for key, obj in changed.items():
+        item = parsed.get(key) or parse_one(kind, obj)
+        if item.error is not None:
+            applied.bad[key] = item.error
+        elif item.record is None:
+            applied.keys.discard(key)  # not one of ours (a field selector the server ignored)
+        else:
+            records[key] = item.record
+            if item.encoded is not None:
+                encodings[key] = item.encoded
+    return records, encodings
+
+
+def _finished(record: Record) -> bool:
+    return isinstance(record, PodRecord) and record.finished
 
 
 def delete_objects(cluster: Cluster, resource: Resource, keys: set[Key]) -> Applied:
     """DELETED events: remove what this collection mirrors under those keys."""
+    if not keys:
+        return Applied()
     owned = stored_versions(cluster, resource.kind, keys=keys, api_group=resource.scope_group)
     return Applied(removed=remove_objects(cluster, resource.kind, set(owned)), gone=set(keys))
 

@@ -26,13 +26,15 @@ class Bookmark:
 
 @dataclass(frozen=True)
 class ListPage:
-    """A page of a full list. `restarted`: a new list began, forget the pages before it."""
+    """A page of a full list. `restarted`: a new list began, forget the pages before it.
+    `parsed`: objects the fetching thread parsed ahead, by key (see `ahead`)."""
 
     resource: Resource
     items: list[dict[str, Any]]
     restarted: bool
     started_at: float
     consumed: threading.Semaphore | None = field(default=None, compare=False)
+    parsed: dict[Any, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -13,20 +13,25 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from topology.models import Cluster
+from topology.services.removal import Key
 from topology.sync import lease, state
+from topology.sync.ahead import Parsed, parse_ahead
 from topology.sync.backoff import Backoff, is_transient
 from topology.sync.client import ClusterClient, Credentials
 from topology.sync.discovery import SyncPlan, discover
 from topology.sync.errors import ResourceGone, SyncConnectError, describe
-from topology.sync.lister import Lister, ListFailed
+from topology.sync.lister import Lister, ListFailed, Prepare, Sink
 from topology.sync.messages import Message
+from topology.sync.prefetch import list_ahead
 from topology.sync.report import SyncReport
 from topology.sync.resources import Resource
 from topology.sync.settings import SyncSettings
 from topology.sync.watcher import Watcher
-from topology.sync.writer import FlushHook, MirrorWriter
+from topology.sync.writer import FlushHook, MirrorWriter, relaxed_commits
 
 logger = logging.getLogger(__name__)
 AfterList = Callable[[int], None]
@@ -65,7 +70,8 @@ class ClusterSync:
         """One full list of every served collection; raises SyncConnectError."""
         try:
             self._connect()
-            self._list_all({})
+            with relaxed_commits():
+                self._list_all({})
         finally:
             self._close()
         return self.report
@@ -75,20 +81,24 @@ class ClusterSync:
         deadline = None if duration is None else time.monotonic() + duration
         try:
             self._connect()
-            versions = self._list_all({})
-            watchers = self._start_watchers(versions)
-            # Housekeeping (lease, resync requests) every second, sooner with tiny settings.
-            period = min(1.0, self._settings.flush_interval * 5)
-            while not self._stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                until = time.monotonic() + period
-                self._pump(until=until if deadline is None else min(until, deadline))
-                self._renew_if_due()
-                if self._owner and lease.take_resync_request(self.cluster.pk, self._owner):
-                    watchers = self._resync(watchers)
-            self._stop_watchers(watchers)
+            with relaxed_commits():
+                self._list_then_watch(deadline)
         finally:
             self._close()
         return self.report
+
+    def _list_then_watch(self, deadline: float | None) -> None:
+        versions = self._list_all({})
+        watchers = self._start_watchers(versions)
+        # Housekeeping (lease, resync requests) every second, sooner with tiny settings.
+        period = min(1.0, self._settings.flush_interval * 5)
+        while not self._stop.is_set() and (deadline is None or time.monotonic() < deadline):
+            until = time.monotonic() + period
+            self._pump(until=until if deadline is None else min(until, deadline))
+            self._renew_if_due()
+            if self._owner and lease.take_resync_request(self.cluster.pk, self._owner):
+                watchers = self._resync(watchers)
+        self._stop_watchers(watchers)
 
     # Steps ----------------------------------------------------------------------------
 
@@ -121,28 +131,38 @@ class ClusterSync:
 
     def _list_all(self, versions: dict[Resource, str]) -> dict[Resource, str]:
         """List every collection in order (nodes first); returns resourceVersions to watch."""
-        assert self._client is not None
-        lister = Lister(
-            self._client,
-            self._settings,
-            self._handle,
-            self._stop,
-            cluster_name=self.cluster.name,
-            max_attempts=self._settings.list_attempts,
-        )
         for resource in self._plan.resources:
+            stored = self._writer.begin_list(resource)
+            make_lister = partial(self._make_lister, prepare=partial(_parse_ahead, stored))
             try:
-                versions[resource] = lister.run(resource)
+                versions[resource] = list_ahead(resource, make_lister, self._handle, self._stop)
             except ResourceGone:
+                self._writer.abandon_list(resource)
                 self.report.not_served[resource.sync] = "no longer served"
                 versions.pop(resource, None)
             except ListFailed as exc:
+                self._writer.abandon_list(resource)
                 self.report.incomplete.append(str(exc))
                 versions[resource] = ""  # its watcher lists it first
         self._writer.finish()
         if self._after_full_list is not None:
             self._after_full_list(self.cluster.pk)
         return versions
+
+    def _make_lister(
+        self, sink: Sink, stop: threading.Event, depth: int, *, prepare: Prepare
+    ) -> Lister:
+        assert self._client is not None
+        return Lister(
+            self._client,
+            self._settings,
+            sink,
+            stop,
+            cluster_name=self.cluster.name,
+            max_attempts=self._settings.list_attempts,
+            pages_in_flight=depth,
+            prepare=prepare,
+        )
 
     def _start_watchers(self, versions: dict[Resource, str]) -> list[Watcher]:
         assert self._client is not None
@@ -216,3 +236,9 @@ class ClusterSync:
     def _close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def _parse_ahead(
+    stored: dict[Key, str], resource: Resource, items: list[dict[str, Any]]
+) -> dict[Key, Parsed]:
+    return parse_ahead(resource.kind, items, stored)

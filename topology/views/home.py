@@ -15,6 +15,7 @@ SECTIONS = {
     "overview": "topology:overview",
     "reservations": "topology:reservations",
     "qos": "topology:qos",
+    "whatif": "topology:whatif",
 }
 
 

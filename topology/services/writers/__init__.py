@@ -4,11 +4,15 @@ The import and the live sync both write through `write_records`, so that an impo
 and a synced mirror of the same objects are identical. Every writer compares each
 record's content hash with the stored one first: an unchanged object writes nothing.
 The single-record `upsert_*` helpers are batches of one.
+
+A writer's transaction takes no savepoint of its own when it runs inside the caller's
+(`atomic(savepoint=False)`): a failure fails the caller's transaction or savepoint,
+which decides what to retry. That saves two round trips a batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +33,7 @@ from topology.parsers.nrt import TopologyRecord
 from topology.parsers.pod import PodRecord
 from topology.parsers.qos_config import QoSConfigRecord
 from topology.parsers.reservation import ReservationRecord
+from topology.services.hashing import EncodedRecord
 from topology.services.writers.bulk import refresh_statistics
 from topology.services.writers.common import (
     POD_SOURCES,
@@ -67,9 +72,29 @@ def refresh_statistics_of(kind: MirroredKind) -> None:
 
 
 def write_records(
-    cluster: Cluster, kind: MirroredKind, records: Sequence[Record], now: datetime
+    cluster: Cluster,
+    kind: MirroredKind,
+    records: Sequence[Record],
+    now: datetime,
+    *,
+    absent: Collection[tuple[str, ...]] = (),
+    encodings: Mapping[tuple[str, ...], EncodedRecord] | None = None,
 ) -> BatchResult:
-    """Upsert records of one kind in one transaction; see BatchResult for keys and errors."""
+    """Upsert records of one kind in one transaction; see BatchResult for keys and errors.
+
+    `absent` (a set): keys the caller knows the mirror holds nothing of (a full list
+    read what the mirror held when it began). The pod writer then skips looking them up
+    and clearing their allocations: a cold resync saves two statements a page. Should
+    the hint be wrong, the insert fails on a unique key and the caller retries without it.
+    Other kinds ignore it (a few pages of them at most).
+
+    `encodings` (key → `hashing.encode_record` of the record), when the caller hashed the
+    records already; the pod and NRT writers use it rather than hash them again.
+    """
+    if kind is MirroredKind.POD:
+        return write_pods(cluster, list(records), now, absent=absent, encodings=encodings)  # type: ignore[arg-type]
+    if kind is MirroredKind.TOPOLOGY:
+        return write_topologies(cluster, list(records), now, encodings=encodings)  # type: ignore[arg-type]
     return BATCH_WRITERS[kind](cluster, list(records), now)
 
 

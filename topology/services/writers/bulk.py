@@ -6,6 +6,7 @@
   v.id` instead, with every value prepared by its field as Django would.
 - `bulk_insert`: a cold resync inserts 100,000 pods; on PostgreSQL it takes ids from the
   table's sequence and COPYs the rows in, the way a raw psycopg load would.
+- `rows.insert_rows` / `rows.update_rows`: the same from plain tuples of values.
 
 On other databases (SQLite: the embedded default) Django's own bulk methods do it.
 """
@@ -13,6 +14,7 @@ On other databases (SQLite: the embedded default) Django's own bulk methods do i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 from django.db import connection
@@ -36,6 +38,14 @@ from django.db.models import (
 from psycopg.types.json import Jsonb
 
 BATCH = 500
+
+
+def on_postgresql() -> bool:
+    """Whether the PostgreSQL paths (COPY, UPDATE … FROM VALUES, arrays) apply; the tests
+    turn it off to check that Django's own bulk methods write the same rows."""
+    return connection.vendor == "postgresql"
+
+
 # Field types whose Python value psycopg adapts exactly as Django would prepare it.
 _PLAIN = {
     BigIntegerField,
@@ -58,7 +68,7 @@ def bulk_insert(objects: Sequence[Model]) -> None:
     if not objects:
         return
     model = type(objects[0])
-    if connection.vendor != "postgresql":
+    if not on_postgresql():
         model._default_manager.bulk_create(objects, batch_size=BATCH)
         return
     meta = model._meta
@@ -78,7 +88,10 @@ def bulk_insert(objects: Sequence[Model]) -> None:
             obj._state.db = connection.alias
         quote = connection.ops.quote_name
         columns = ", ".join(quote(f.column) for f in [pk, *fields])
-        with cursor.cursor.copy(f"COPY {quote(table)} ({columns}) FROM STDIN") as copy:
+        with (
+            connection.wrap_database_errors,  # psycopg's errors as Django's, as execute does
+            cursor.cursor.copy(f"COPY {quote(table)} ({columns}) FROM STDIN") as copy,
+        ):
             for obj in objects:
                 copy.write_row([obj.pk, *(p(obj) for p in prepare)])
 
@@ -104,7 +117,7 @@ def bulk_update(objects: Sequence[Model], fields: Sequence[str], batch_size: int
     if not objects:
         return
     model = type(objects[0])
-    if connection.vendor != "postgresql":
+    if not on_postgresql():
         model._default_manager.bulk_update(objects, list(fields), batch_size=batch_size)
         return
     meta = model._meta
@@ -114,21 +127,30 @@ def bulk_update(objects: Sequence[Model], fields: Sequence[str], batch_size: int
 
 
 def _update(model: type[Model], objects: Sequence[Model], fields: list[Field[Any, Any]]) -> None:
+    pk = model._meta.pk
+    assert pk is not None
+    params: list[Any] = []
+    for obj in objects:
+        params.append(pk.get_db_prep_save(obj.pk, connection))
+        params += [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields]
+    update_params(model, fields, len(objects), params)
+
+
+def update_params(
+    model: type[Model], fields: list[Field[Any, Any]], count: int, params: list[Any]
+) -> None:
+    """UPDATE `count` rows from flat params: (pk, *field values) per row."""
     quote = connection.ops.quote_name
     pk = model._meta.pk
     assert pk is not None
     key = quote(pk.column)
     casts = [pk.rel_db_type(connection), *(f.db_type(connection) for f in fields)]
     row = "(" + ", ".join(f"%s::{cast}" for cast in casts) + ")"
-    params: list[Any] = []
-    for obj in objects:
-        params.append(pk.get_db_prep_save(obj.pk, connection))
-        params += [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields]
     names = ", ".join(quote(f.column) for f in fields)
     assignments = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields)
     sql = (
         f"UPDATE {quote(model._meta.db_table)} AS t SET {assignments} "
-        f"FROM (VALUES {', '.join([row] * len(objects))}) AS v({key}, {names}) "
+        f"FROM (VALUES {', '.join([row] * count)}) AS v({key}, {names}) "
         f"WHERE t.{key} = v.{key}"
     )
     with connection.cursor() as cursor:
@@ -137,9 +159,27 @@ def _update(model: type[Model], objects: Sequence[Model], fields: list[Field[Any
 
 def refresh_statistics(models: Sequence[type[Model]]) -> None:
     """ANALYZE tables a bulk load just filled: until autovacuum gets to them, PostgreSQL
-    plans as if they were empty, and scans instead of using the indexes."""
-    if connection.vendor != "postgresql":
+    plans as if they were empty, and scans instead of using the indexes.
+
+    Only the columns that keys, foreign keys and indexes use are analysed: the planner
+    needs nothing else, and sampling the large JSON columns (an NRT's raw object is
+    tens of kilobytes) would cost more than the rest of the load's statements.
+    """
+    if not on_postgresql():
         return
+    quote = connection.ops.quote_name
     with connection.cursor() as cursor:
         for model in models:
-            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+            columns = ", ".join(quote(c) for c in _planned_columns(model))
+            cursor.execute(f"ANALYZE {quote(model._meta.db_table)} ({columns})")
+
+
+@cache
+def _planned_columns(model: type[Model]) -> tuple[str, ...]:
+    """Columns of the primary key, the foreign keys, the unique constraints and indexes."""
+    meta = model._meta
+    names: list[str] = [f.attname for f in meta.concrete_fields if f.primary_key or f.is_relation]
+    for rule in [*meta.constraints, *meta.indexes]:
+        names += [name.lstrip("-") for name in getattr(rule, "fields", ())]  # "-f": descending
+    columns = {meta.get_field(name).column: None for name in names}
+    return tuple(columns)

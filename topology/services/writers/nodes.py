@@ -38,7 +38,7 @@ NODE_FIELDS = [
 _RESERVATION_FIELDS = ["resources", "reserved_cpus", "apply_policy", "raw"]
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def write_nodes(cluster: Cluster, records: list[NodeRecord], now: datetime) -> BatchResult:
     """Upsert Nodes; an unchanged content hash writes nothing. Keys are node names."""
     latest = latest_by_key(records, lambda r: r.name)

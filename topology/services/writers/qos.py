@@ -12,7 +12,7 @@ from topology.services.hashing import record_hash
 from topology.services.writers.common import BatchResult, Outcome, assign, latest_by_key
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def write_qos_configs(
     cluster: Cluster, records: list[QoSConfigRecord], now: datetime
 ) -> BatchResult:

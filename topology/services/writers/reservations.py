@@ -41,7 +41,7 @@ RESERVATION_FIELDS = [
 ]
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def write_reservations(
     cluster: Cluster, records: list[ReservationRecord], now: datetime
 ) -> BatchResult:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
@@ -24,14 +26,14 @@ from topology.parsers.cpulist import format_cpulist
 from topology.parsers.koordlet import KoordletRecord
 from topology.parsers.nrt import TopologyRecord
 from topology.policies import resolve_policy
-from topology.services.hashing import record_hash
-from topology.services.writers.bulk import bulk_insert, bulk_update
-from topology.services.writers.common import BatchResult, Outcome, assign, latest_by_key
+from topology.services.hashing import EncodedRecord, encode_record
+from topology.services.writers.bulk import bulk_update
+from topology.services.writers.common import BatchResult, Outcome, latest_by_key
+from topology.services.writers.rows import JsonText, insert_rows, update_rows
 
-Changed = list[tuple[Node, NodeTopology, TopologyRecord]]
-# Every field topology_values sets, for bulk_update.
-TOPOLOGY_FIELDS = [
-    "node",
+# Every column topology_row sets, in its order (node_id first).
+TOPOLOGY_COLUMNS = (
+    "node_id",
     "uid",
     "resource_version",
     "observed_at",
@@ -55,26 +57,69 @@ TOPOLOGY_FIELDS = [
     "cpu_count",
     "cpu_table",
     "raw",
-]
+)
+_ZONE_COLUMNS = (
+    "topology_id",
+    "name",
+    "zone_type",
+    "numa_id",
+    "parent",
+    "costs",
+    "attributes",
+    "reserved_cpus",
+)
+_ZONE_RESOURCE_COLUMNS = ("zone_id", "name", "capacity", "allocatable", "available")
+_KUBELET_ALLOCATION_COLUMNS = (
+    "cluster_id",
+    "node_id",
+    "node_name",
+    "pod_id",
+    "namespace",
+    "pod_name",
+    "pod_uid",
+    "source",
+    "cpuset",
+)
 
 
-@transaction.atomic
-def write_topologies(cluster: Cluster, records: list[TopologyRecord], now: datetime) -> BatchResult:
-    """Upsert NRTs (keys: node names). One whose Node is not mirrored is an error, not a row."""
+@dataclass(frozen=True)
+class _MirroredNode:
+    pk: int
+    name: str
+    labels: dict[str, str]
+
+
+@dataclass
+class _Changes:
+    """Rows to insert, rows to update (by topology id), and every written NRT's record."""
+
+    created: list[tuple[Any, ...]] = field(default_factory=list)
+    updated: list[tuple[int, tuple[Any, ...]]] = field(default_factory=list)
+    records: list[tuple[_MirroredNode, TopologyRecord]] = field(default_factory=list)
+
+
+Changed = list[tuple[_MirroredNode, int, TopologyRecord]]  # (node, topology id, record)
+
+
+@transaction.atomic(savepoint=False)
+def write_topologies(
+    cluster: Cluster,
+    records: list[TopologyRecord],
+    now: datetime,
+    *,
+    encodings: Mapping[tuple[str, ...], EncodedRecord] | None = None,
+) -> BatchResult:
+    """Upsert NRTs (keys: node names). One whose Node is not mirrored is an error, not a row.
+
+    Rows are plain tuples, never model instances: an NRT of 384 CPUs brings 8 zones and
+    16 zone resources, and a cold resync writes 5,000 of them. `encodings`: see
+    write_records.
+    """
     latest = latest_by_key(records, lambda r: r.name)
-    nodes = {
-        n.name: n for n in Node.objects.filter(cluster=cluster, name__in=list(latest)).order_by()
-    }
-    existing = {
-        t.node_id: t
-        for t in NodeTopology.objects.filter(node__in=list(nodes.values())).only(
-            "id", "node_id", "content_hash"
-        )
-    }
+    nodes = _mirrored_nodes(cluster, list(latest))
+    existing = _stored_hashes([node.pk for node in nodes.values()])
     result = BatchResult()
-    created: list[NodeTopology] = []
-    updated: list[NodeTopology] = []
-    changed: Changed = []
+    changes = _Changes()
     for name, record in latest.items():
         node = nodes.get(name)
         if node is None:
@@ -83,64 +128,103 @@ def write_topologies(cluster: Cluster, records: list[TopologyRecord], now: datet
                 f"{cluster.name!r}; import the Node with it"
             )
             continue
-        digest = record_hash(record)
-        topology = existing.get(node.pk)
-        if topology is not None and topology.content_hash == digest:
+        encoded = (encodings or {}).get((name,)) or encode_record(record)
+        found = existing.get(node.pk)
+        if found is not None and found[1] == encoded.digest:
             result.outcomes[(name,)] = Outcome.UNCHANGED
             continue
-        result.outcomes[(name,)] = Outcome.UPDATED if topology else Outcome.CREATED
-        if topology is None:
-            topology = NodeTopology()
-            created.append(topology)
+        result.outcomes[(name,)] = Outcome.UPDATED if found else Outcome.CREATED
+        row = topology_row(node.pk, node.labels, record, now, encoded)
+        if found is None:
+            changes.created.append(row)
         else:
-            updated.append(topology)
-        assign(topology, topology_values(node, record, now, digest))
-        changed.append((node, topology, record))
-    bulk_insert(created)
-    bulk_update(updated, TOPOLOGY_FIELDS, batch_size=50)
-    _replace_zones(changed)
+            changes.updated.append((found[0], row))
+        changes.records.append((node, record))
+    changed = _write_rows(changes)
+    _replace_zones(changed, replaced=[pk for pk, _ in changes.updated])
     _replace_kubelet_allocations(cluster, changed)
     _store_resolved_reservations(changed)
     return result
 
 
-def topology_values(
-    node: Node, record: TopologyRecord, now: datetime, digest: str
-) -> dict[str, Any]:
+def _mirrored_nodes(cluster: Cluster, names: list[str]) -> dict[str, _MirroredNode]:
+    rows = Node.objects.filter(cluster=cluster, name__in=names).order_by()
+    return {
+        name: _MirroredNode(pk, name, labels)
+        for pk, name, labels in rows.values_list("pk", "name", "labels")
+    }
+
+
+def _stored_hashes(node_ids: list[int]) -> dict[int, tuple[int, str]]:
+    """node id → (topology id, content hash) of the NRTs already mirrored."""
+    if not node_ids:
+        return {}
+    rows = NodeTopology.objects.filter(node_id__in=node_ids).order_by()
+    return {
+        node_id: (pk, digest)
+        for node_id, pk, digest in rows.values_list("node_id", "pk", "content_hash")
+    }
+
+
+def _write_rows(changes: _Changes) -> Changed:
+    """Insert and update the topology rows; returns what was written, with the ids."""
+    created_ids = insert_rows(NodeTopology, TOPOLOGY_COLUMNS, changes.created)
+    update_rows(NodeTopology, TOPOLOGY_COLUMNS, changes.updated)
+    topology_of = {row[0]: pk for pk, row in zip(created_ids, changes.created, strict=True)}
+    topology_of.update({row[0]: pk for pk, row in changes.updated})  # row[0]: node_id
+    return [(node, topology_of[node.pk], record) for node, record in changes.records]
+
+
+def topology_row(
+    node_id: int,
+    node_labels: dict[str, str],
+    record: TopologyRecord,
+    now: datetime,
+    encoded: EncodedRecord,
+) -> tuple[Any, ...]:
+    """The values of TOPOLOGY_COLUMNS, in order; JSON columns copied from the record
+    reuse the hash's JSON text (`raw` alone is tens of kilobytes)."""
+    json = encoded.fields
     resolved = resolve_policy(
         record.flavour,
         topology_policies=record.topology_policies,
         attributes=record.attributes,
         crane_topology_policy=record.crane_topology_policy,
-        node_labels=node.labels,
+        node_labels=node_labels,
     )
     koordlet = record.koordlet or KoordletRecord()
-    return {
-        "node": node,
-        "uid": record.uid,
-        "resource_version": record.resource_version,
-        "observed_at": now,
-        "content_hash": digest,
-        "flavour": record.flavour,
-        "api_version": record.api_version,
-        "tm_policy": resolved.policy,
-        "tm_scope": resolved.scope,
-        "tm_max_numa_nodes": resolved.max_numa_nodes,
-        "tm_options": resolved.options,
-        "topology_policies": record.topology_policies,
-        "attributes": record.attributes,
-        "cpu_manager_policy": koordlet.cpu_manager_policy,
-        "cpu_manager_options": koordlet.cpu_manager_options,
-        "kubelet_reserved_cpus": format_cpulist(koordlet.kubelet_reserved_cpus),
-        "crane_cpu_manager_policy": record.crane_cpu_manager_policy,
-        "crane_topology_policy": record.crane_topology_policy,
-        "crane_reserved": record.crane_reserved,
-        "koordlet": _koordlet_extras(koordlet),
-        "cpu_topology_source": CPUTopologySource.KOORDINATOR if koordlet.cpus else "",
-        "cpu_count": len(koordlet.cpus),
-        "cpu_table": encode_cpus(koordlet.cpus),
-        "raw": record.raw,
-    }
+    return (
+        node_id,
+        record.uid,
+        record.resource_version,
+        now,
+        encoded.digest,
+        record.flavour,
+        record.api_version,
+        resolved.policy,
+        resolved.scope,
+        resolved.max_numa_nodes,
+        resolved.options,
+        JsonText(json["topology_policies"], record.topology_policies),
+        JsonText(json["attributes"], record.attributes),
+        koordlet.cpu_manager_policy,
+        koordlet.cpu_manager_options,
+        format_cpulist(koordlet.kubelet_reserved_cpus),
+        record.crane_cpu_manager_policy,
+        record.crane_topology_policy,
+        JsonText(json["crane_reserved"], record.crane_reserved),
+        _koordlet_extras(koordlet),
+        CPUTopologySource.KOORDINATOR if koordlet.cpus else "",
+        len(koordlet.cpus),
+        _packed_cpus(koordlet.cpus),
+        JsonText(json["raw"], record.raw),
+    )
+
+
+@lru_cache(maxsize=64)
+def _packed_cpus(cpus: tuple[tuple[int, int, int, int], ...]) -> bytes:
+    """encode_cpus, once per distinct CPU layout: the nodes of a cluster share a few."""
+    return encode_cpus(cpus)
 
 
 def _koordlet_extras(koordlet: KoordletRecord) -> dict[str, Any]:
@@ -158,69 +242,83 @@ def _koordlet_extras(koordlet: KoordletRecord) -> dict[str, Any]:
     }
 
 
-def _replace_zones(changed: Changed) -> None:
-    topologies = [topology for _, topology, _ in changed]
-    ZoneResource.objects.filter(zone__topology__in=topologies).delete()
-    Zone.objects.filter(topology__in=topologies).delete()
-    zones: list[Zone] = []
-    resources: list[tuple[Zone, Any]] = []
-    for _, topology, record in changed:
-        for zone_record in record.zones:
-            zone = Zone(
-                topology=topology,
-                name=zone_record.name,
-                zone_type=zone_record.zone_type,
-                numa_id=zone_record.numa_id,
-                parent=zone_record.parent,
-                costs=zone_record.costs,
-                attributes=zone_record.attributes,
-                reserved_cpus=zone_record.reserved_cpus,
+def _replace_zones(changed: Changed, *, replaced: list[int]) -> None:
+    """Zones and their resources of the written NRTs; `replaced`: the ids of updated
+    topologies, whose old zones go first (a new topology id has none)."""
+    if replaced:
+        ZoneResource.objects.filter(zone__topology_id__in=replaced).delete()
+        Zone.objects.filter(topology_id__in=replaced).delete()
+    zone_rows = []
+    resources = []
+    for _, topology_id, record in changed:
+        for zone in record.zones:
+            zone_rows.append(
+                (
+                    topology_id,
+                    zone.name,
+                    zone.zone_type,
+                    zone.numa_id,
+                    zone.parent,
+                    zone.costs,
+                    zone.attributes,
+                    zone.reserved_cpus,
+                )
             )
-            zones.append(zone)
-            resources += [(zone, r) for r in zone_record.resources]
-    bulk_insert(zones)
-    bulk_insert(
+            resources.append(zone.resources)
+    zone_ids = insert_rows(Zone, _ZONE_COLUMNS, zone_rows)
+    insert_rows(
+        ZoneResource,
+        _ZONE_RESOURCE_COLUMNS,
         [
-            ZoneResource(
-                zone=zone,
-                name=r.name,
-                capacity=r.capacity,
-                allocatable=r.allocatable,
-                available=r.available,
-            )
-            for zone, r in resources
-        ]
+            (zone_id, r.name, r.capacity, r.allocatable, r.available)
+            for zone_id, zone_resources in zip(zone_ids, resources, strict=True)
+            for r in zone_resources
+        ],
+        ids=False,
     )
 
 
 def _replace_kubelet_allocations(cluster: Cluster, changed: Changed) -> None:
     """koordlet's pod-cpu-allocs: the CPUs kubelet pinned, linked to pods already mirrored."""
     names = [node.name for node, _, _ in changed]
+    if not names:
+        return
     PodAllocation.objects.filter(
         cluster=cluster, node_name__in=names, source=AllocationSource.KUBELET
     ).delete()
+    allocations = [
+        (node, a)
+        for node, _, record in changed
+        for a in (record.koordlet.pod_cpu_allocs if record.koordlet else ())
+    ]
+    if not allocations:
+        return
     pods = {
-        (p.node_name, p.namespace, p.name): p.pk
-        for p in Pod.objects.filter(cluster=cluster, node_name__in=names)
+        (node_name, namespace, name): pk
+        for pk, node_name, namespace, name in Pod.objects.filter(
+            cluster=cluster, node_name__in=names
+        )
         .order_by()
-        .only("id", "node_name", "namespace", "name")
+        .values_list("pk", "node_name", "namespace", "name")
     }
-    bulk_insert(
+    insert_rows(
+        PodAllocation,
+        _KUBELET_ALLOCATION_COLUMNS,
         [
-            PodAllocation(
-                cluster=cluster,
-                node=node,
-                node_name=node.name,
-                pod_id=pods.get((node.name, a.namespace, a.name)),
-                namespace=a.namespace,
-                pod_name=a.name,
-                pod_uid=a.uid,
-                source=AllocationSource.KUBELET,
-                cpuset=format_cpulist(a.cpuset),
+            (
+                cluster.pk,
+                node.pk,
+                node.name,
+                pods.get((node.name, a.namespace, a.name)),
+                a.namespace,
+                a.name,
+                a.uid,
+                AllocationSource.KUBELET,
+                format_cpulist(a.cpuset),
             )
-            for node, _, record in changed
-            for a in (record.koordlet.pod_cpu_allocs if record.koordlet else ())
-        ]
+            for node, a in allocations
+        ],
+        ids=False,
     )
 
 
@@ -231,6 +329,8 @@ def _store_resolved_reservations(changed: Changed) -> None:
         for node, _, record in changed
         if record.koordlet and record.koordlet.node_reservation
     }
+    if not resolved:
+        return
     rows = list(NodeCPUReservation.objects.filter(node_id__in=list(resolved)))
     for row in rows:
         row.resolved_cpus = resolved[row.node_id]

@@ -1,0 +1,164 @@
+"""The fast paths of a resync: a page whose objects all have their stored versions costs
+no query, a changed object among many is found and written alone, and the shortcuts (the
+list's view of the mirror, records parsed ahead) never decide what is written."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.sync.conftest import FAST, sync_once
+from tests.sync.mirror_check import assert_mirror_matches
+from topology.choices import SyncResource
+from topology.models import Pod, SyncError
+from topology.parsers import MirroredKind, parse_object
+from topology.services.hashing import encode_record
+from topology.sync import apply
+from topology.sync.ahead import Parsed, parse_ahead
+from topology.sync.messages import ListDone, ListPage
+from topology.sync.report import SyncReport
+from topology.sync.resources import PODS
+from topology.sync.settings import SyncSettings
+from topology.sync.writer import MirrorWriter
+
+pytestmark = pytest.mark.django_db
+MIRROR_TABLES = ("topology_node", "topology_nodetopology", "topology_pod", "topology_reservation")
+
+
+def test_a_no_change_resync_reads_each_collection_once_and_writes_nothing(fake, connect):
+    tiny_pages = SyncSettings.load(**{**FAST, "page_size": 3})
+    cluster = connect(fake)
+    first = sync_once(cluster, tiny_pages)
+    requests_before = len(fake.requests)
+    with CaptureQueriesContext(connection) as queries:
+        report = sync_once(cluster, tiny_pages)
+    pages = [r for r in fake.requests[requests_before:] if "limit" in r.query]
+    mirror_reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and any(f'"{t}"' in q["sql"] for t in MIRROR_TABLES)
+    ]
+    # One read of what the mirror holds per collection, however many pages it took.
+    assert len(pages) > len(first.versions) + 3
+    assert len(mirror_reads) <= len(first.versions)
+    assert not [q for q in queries.captured_queries if q["sql"].startswith(("INSERT", "DELETE"))]
+    assert report.total("written") == report.total("removed") == 0
+
+
+def test_one_changed_pod_among_many_is_found_and_written_alone(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    pod = copy.deepcopy(next(iter(fake.cluster.objects[("", "pods")].values())))
+    pod["metadata"]["labels"] = {**(pod["metadata"].get("labels") or {}), "changed": "yes"}
+    fake.cluster.put(pod)
+    report = sync_once(cluster, fast)
+    assert report.counts[SyncResource.PODS]["written"] == 1
+    assert report.total("written") == 1
+    stored = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
+    assert stored.labels["changed"] == "yes"
+    assert_mirror_matches(fake, cluster)
+
+
+def _writer_with_list_begun(cluster, fast):
+    writer = MirrorWriter(cluster, fast, SyncReport())
+    return writer, writer.begin_list(PODS)
+
+
+def _a_running_pod(fake) -> dict:
+    pods = fake.cluster.served("", "pods")
+    return copy.deepcopy(next(p for p in pods if p["status"]["phase"] == "Running"))
+
+
+def test_a_list_whose_view_wrongly_says_a_pod_is_new_still_updates_it(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    writer, stored = _writer_with_list_begun(cluster, fast)
+    pod = _a_running_pod(fake)
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+    del stored[key]  # a stale view: the mirror holds the pod, the view says it does not
+    pod["metadata"]["resourceVersion"] = "999999"
+    pod["metadata"]["labels"] = {"seen": "again"}
+    writer.handle(ListPage(PODS, [pod], True, time.time()))
+    # The insert the hint led to failed on the unique key; the retry, which trusts the
+    # database, updated the pod in place.
+    row = Pod.objects.get(cluster=cluster, namespace=key[0], name=key[1])
+    assert (row.resource_version, row.labels) == ("999999", {"seen": "again"})
+    assert Pod.objects.filter(cluster=cluster, namespace=key[0], name=key[1]).count() == 1
+    assert not SyncError.objects.filter(cluster=cluster).exists()
+
+
+def test_a_record_parsed_ahead_for_an_unchanged_object_is_not_written(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    writer, _ = _writer_with_list_begun(cluster, fast)
+    pod = _a_running_pod(fake)
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+    altered = copy.deepcopy(pod)
+    altered["metadata"]["labels"] = {"parsed": "ahead"}
+    record = parse_object(altered).record
+    parsed = {key: Parsed(record, encode_record(record))}
+    writer.handle(ListPage(PODS, [pod], True, time.time(), parsed=parsed))
+    assert Pod.objects.get(cluster=cluster, namespace=key[0], name=key[1]).labels != {
+        "parsed": "ahead"
+    }
+
+
+def test_the_writer_uses_records_parsed_ahead_instead_of_parsing_again(
+    fake, connect, fast, monkeypatch
+):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    writer, stored = _writer_with_list_begun(cluster, fast)
+    pod = _a_running_pod(fake)
+    pod["metadata"]["resourceVersion"] = "888888"
+    parsed = parse_ahead(MirroredKind.POD, [pod], stored)
+
+    def parse_one_not_expected(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(apply, "parse_one", parse_one_not_expected)
+    writer.handle(ListPage(PODS, [pod], True, time.time(), parsed=parsed))
+    name = pod["metadata"]["name"]
+    assert Pod.objects.get(cluster=cluster, name=name).resource_version == "888888"
+
+
+def test_parsing_ahead_skips_stored_versions_and_keeps_errors_for_the_writer():
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": rv},
+            "spec": {"containers": containers},
+        }
+        for name, rv, containers in (
+            ("same", "5", [{"name": "c"}]),
+            ("newer", "7", [{"name": "c"}]),
+            ("broken", "9", []),
+        )
+    ]
+    parsed = parse_ahead(MirroredKind.POD, pods, {("ns", "same"): "5", ("ns", "newer"): "6"})
+    assert set(parsed) == {("ns", "newer"), ("ns", "broken")}
+    assert parsed[("ns", "newer")].record.resource_version == "7"
+    assert (
+        parsed[("ns", "newer")].encoded.digest
+        == encode_record(parsed[("ns", "newer")].record).digest
+    )
+    assert "at least one container" in parsed[("ns", "broken")].error.message
+
+
+def test_a_list_that_fails_before_its_first_page_leaves_no_stale_view(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    writer, stored = _writer_with_list_begun(cluster, fast)
+    writer.abandon_list(PODS)
+    gone = _a_running_pod(fake)
+    Pod.objects.filter(cluster=cluster, name=gone["metadata"]["name"]).delete()
+    # The next list reads the mirror again: the pod deleted since is not "stored".
+    writer.handle(ListPage(PODS, [gone], True, time.time()))
+    writer.handle(ListDone(PODS, "1", time.time()))
+    assert Pod.objects.filter(cluster=cluster, name=gone["metadata"]["name"]).exists()
+    assert len(stored) > 1
