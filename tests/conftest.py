@@ -42,3 +42,13 @@ def role_groups(db: None) -> None:
     for module_name, function in ROLE_MIGRATIONS:
         module = importlib.import_module(f"scheduler_api.migrations.{module_name}")
         getattr(module, function)(apps, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_snapshot_cache(settings: Any) -> None:
+    """Tests build mirrors with factories, which bypass the writers that bump the mirror
+    version; the snapshot cache is on only where a test asks for it."""
+    from topology.services.snapshot_cache import clear_snapshot_cache
+
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 0
+    clear_snapshot_cache()

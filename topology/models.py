@@ -39,6 +39,9 @@ class Cluster(models.Model):
     description = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_imported_at = models.DateTimeField(null=True, blank=True)
+    mirror_version = models.PositiveBigIntegerField(
+        default=0, help_text="bumped by every write to the mirror; keys caches built from it"
+    )
 
     class Meta:
         ordering = ["name"]

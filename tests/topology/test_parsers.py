@@ -5,6 +5,8 @@ import pytest
 from topology.choices import AllocationSource, Flavour, ReservationPhase
 from topology.parsers import parse_object
 from topology.parsers.errors import ObjectParseError
+from topology.parsers.fields import Reader
+from topology.parsers.koordlet import _checked_cpu_topology
 from topology.parsers.node import parse_node
 from topology.parsers.nrt import parse_nrt
 from topology.parsers.pod import parse_pod
@@ -206,6 +208,21 @@ _KOORD = ("node-koordinator-v1alpha1.json", "NodeResourceTopology")
             id="bad-annotation-json",
         ),
         pytest.param(
+            _KOORD,
+            ("metadata", "annotations", "node.koordinator.sh/cpu-topology"),
+            '{"detail": [{"id": 0, "core": 0, "socket": 0, "node": 0},'
+            ' {"id": 0, "core": 1, "socket": 0, "node": 0}]}',
+            "cpu-topology].detail[1]",
+            id="cpu-listed-twice",
+        ),
+        pytest.param(
+            _KOORD,
+            ("metadata", "annotations", "node.koordinator.sh/cpu-topology"),
+            '{"detail": [{"id": 0, "core": "zero", "socket": 0, "node": 0}]}',
+            "cpu-topology].detail[0].core",
+            id="cpu-row-wrong-type",
+        ),
+        pytest.param(
             ("node-crane.json", "Pod"),
             ("spec", "containers"),
             _DELETE,
@@ -260,3 +277,15 @@ def test_a_koordlet_nrt_read_at_v1alpha2_is_still_koordinator() -> None:
     assert v2.flavour == v1.flavour == Flavour.KOORDINATOR
     assert v2.koordlet == v1.koordlet
     assert v2.zones == v1.zones
+
+
+def test_the_same_cpu_topology_text_parses_to_the_same_rows_every_time() -> None:
+    """The well-formed parse is memoised by text; it must match the checked parse."""
+    obj = first(sample_items("node-koordinator-v1alpha1.json"), "NodeResourceTopology")
+    checked = _checked_cpu_topology(Reader(obj, "NodeResourceTopology"), annotations_of(obj))
+    assert len(checked) > 0
+    assert parse_nrt(obj).koordlet.cpus == parse_nrt(obj).koordlet.cpus == checked
+
+
+def annotations_of(obj: dict) -> dict[str, str]:
+    return obj["metadata"]["annotations"]

@@ -65,6 +65,7 @@ class ClusterAdmin(admin.ModelAdmin):
         "last_imported_at",
     ]
     search_fields = ["name"]
+    readonly_fields = ["last_imported_at", "mirror_version"]
     inlines = [ConnectionInline, SyncStateInline]
     actions = ["resync_now", "watch_now"]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from topology.parsers.cpulist import parse_cpulist
@@ -96,6 +98,36 @@ def _int_field(reader: Reader, path: str, item: dict[str, Any], key: str) -> int
 
 
 def _cpu_topology(reader: Reader, annotations: dict[str, str]) -> tuple[CPUTuple, ...]:
+    text = annotations.get(CPU_TOPOLOGY)
+    known = _well_formed_cpu_topology(text) if isinstance(text, str) else None
+    return known if known is not None else _checked_cpu_topology(reader, annotations)
+
+
+@lru_cache(maxsize=256)
+def _well_formed_cpu_topology(text: str) -> tuple[CPUTuple, ...] | None:
+    """The CPU rows of a well-formed annotation, memoised by its text; None otherwise.
+
+    Nodes of one hardware model publish the same annotation, and a cold sync parses
+    thousands of them (384 rows each). Anything unusual returns None, and the checked
+    path then parses it again and names what is wrong.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    detail = data.get("detail") if type(data) is dict else None
+    if type(detail) is not list:
+        return None
+    cpus: dict[int, CPUTuple] = {}
+    for item in detail:
+        cpu = _cpu_row(item)
+        if cpu is None or cpu[0] in cpus:
+            return None
+        cpus[cpu[0]] = cpu
+    return tuple(cpus[k] for k in sorted(cpus))
+
+
+def _checked_cpu_topology(reader: Reader, annotations: dict[str, str]) -> tuple[CPUTuple, ...]:
     data = _json(reader, annotations, CPU_TOPOLOGY, dict) or {}
     path = f"{_path(CPU_TOPOLOGY)}.detail"
     cpus: dict[int, CPUTuple] = {}

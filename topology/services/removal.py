@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from topology.choices import AllocationSource
 from topology.models import Cluster, Node, NodeTopology, Pod, PodAllocation, QoSConfig, Reservation
 from topology.parsers import MirroredKind
+from topology.services.mirror_version import bump_mirror_version
 from topology.services.writers import POD_SOURCES
 from topology.services.writers.common import namespaced
 
@@ -60,18 +61,23 @@ def remove_objects(cluster: Cluster, kind: MirroredKind, keys: Collection[Key]) 
     if not keys:
         return 0
     names = [key[-1] for key in keys]
+    pinned = 0
     if kind in (MirroredKind.NODE, MirroredKind.TOPOLOGY):
         # kubelet-pinned allocations come from the NRT, so they go with it (and its Node).
-        PodAllocation.objects.filter(
+        pinned, _ = PodAllocation.objects.filter(
             cluster=cluster, node_name__in=names, source=AllocationSource.KUBELET
         ).delete()
     if kind is MirroredKind.POD:
-        return _remove_pods(cluster, set(keys))
-    rows = _scoped(cluster, kind, "")
-    field = "node__name" if kind is MirroredKind.TOPOLOGY else "name"
-    victims = list(rows.filter(**{f"{field}__in": names}).values_list("pk", flat=True))
-    rows.model.objects.filter(pk__in=victims).delete()
-    return len(victims)
+        removed = _remove_pods(cluster, set(keys))
+    else:
+        rows = _scoped(cluster, kind, "")
+        field = "node__name" if kind is MirroredKind.TOPOLOGY else "name"
+        victims = list(rows.filter(**{f"{field}__in": names}).values_list("pk", flat=True))
+        rows.model.objects.filter(pk__in=victims).delete()
+        removed = len(victims)
+    if removed or pinned:
+        bump_mirror_version(cluster)
+    return removed
 
 
 def _remove_pods(cluster: Cluster, keys: set[Key]) -> int:

@@ -13,15 +13,18 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils import timezone
+
 from scheduler_api.engine.nrt_match import ScoringStrategy
 from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
 from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
-from topology.adapters import cluster_snapshot, pod_spec_of
+from topology.adapters import pod_spec_of
 from topology.adapters.drafts import draft_cluster_snapshot
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
+from topology.services.snapshot_cache import cached_cluster_snapshot
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
@@ -210,8 +213,14 @@ def mirror_snapshot(cluster: Cluster, *, use_draft_policies: bool = False) -> Cl
     With `use_draft_policies`, every node that has a saved NodePolicy is seen with its
     desired labels and reservation annotation, as if they were already applied.
     """
-    snapshot = draft_cluster_snapshot(cluster) if use_draft_policies else cluster_snapshot(cluster)
-    return dataclasses.replace(snapshot, data_as_of=data_age(cluster).as_of)
+    if use_draft_policies:
+        snapshot = draft_cluster_snapshot(cluster)
+    else:
+        snapshot = cached_cluster_snapshot(cluster)
+    # A cached snapshot was read earlier: date it now, by the one data-age rule.
+    return dataclasses.replace(
+        snapshot, taken_at=timezone.now(), data_as_of=data_age(cluster).as_of
+    )
 
 
 __all__ = [

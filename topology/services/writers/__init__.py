@@ -34,6 +34,7 @@ from topology.parsers.pod import PodRecord
 from topology.parsers.qos_config import QoSConfigRecord
 from topology.parsers.reservation import ReservationRecord
 from topology.services.hashing import EncodedRecord
+from topology.services.mirror_version import bump_mirror_version
 from topology.services.writers.bulk import refresh_statistics
 from topology.services.writers.common import (
     POD_SOURCES,
@@ -92,10 +93,14 @@ def write_records(
     records already; the pod and NRT writers use it rather than hash them again.
     """
     if kind is MirroredKind.POD:
-        return write_pods(cluster, list(records), now, absent=absent, encodings=encodings)  # type: ignore[arg-type]
-    if kind is MirroredKind.TOPOLOGY:
-        return write_topologies(cluster, list(records), now, encodings=encodings)  # type: ignore[arg-type]
-    return BATCH_WRITERS[kind](cluster, list(records), now)
+        result = write_pods(cluster, list(records), now, absent=absent, encodings=encodings)  # type: ignore[arg-type]
+    elif kind is MirroredKind.TOPOLOGY:
+        result = write_topologies(cluster, list(records), now, encodings=encodings)  # type: ignore[arg-type]
+    else:
+        result = BATCH_WRITERS[kind](cluster, list(records), now)
+    if result.written:
+        bump_mirror_version(cluster)
+    return result
 
 
 def record_key(kind: MirroredKind, record: Record) -> tuple[str, ...]:

@@ -1,0 +1,82 @@
+"""The what-if's engine snapshot is reused while the mirror is unchanged, never after."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.topology.helpers import sample_items
+from topology.models import Cluster
+from topology.parsers import MirroredKind
+from topology.services.importer import import_objects
+from topology.services.removal import remove_objects
+from topology.services.snapshot_cache import cached_cluster_snapshot
+from topology.services.whatif import mirror_snapshot
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cache_on(settings) -> None:
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+
+
+@pytest.fixture
+def small() -> Cluster:
+    summary = import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
+    assert summary.ok, summary.errors
+    return Cluster.objects.get(name="small")
+
+
+def version_of(cluster: Cluster) -> int:
+    return Cluster.objects.get(pk=cluster.pk).mirror_version
+
+
+def test_an_unchanged_mirror_is_read_once(cache_on, small, django_assert_num_queries):
+    first = cached_cluster_snapshot(small)
+    with django_assert_num_queries(1):  # the version, nothing else
+        assert cached_cluster_snapshot(small) is first
+
+
+def test_an_unchanged_reimport_keeps_the_version(small):
+    before = version_of(small)
+    import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
+    assert version_of(small) == before
+
+
+def test_a_changed_node_is_seen_at_once(cache_on, small):
+    first = cached_cluster_snapshot(small)
+    items = sample_items("cluster-small.json")
+    node = copy.deepcopy(next(i for i in items if i["kind"] == "Node"))
+    node["metadata"]["labels"]["team"] = "new"
+    before = version_of(small)
+    import_objects(cluster_name="small", objects=[node])
+    assert version_of(small) > before
+    again = cached_cluster_snapshot(small)
+    assert again is not first
+    changed = next(n for n in again.nodes if n.name == node["metadata"]["name"])
+    assert changed.labels["team"] == "new"
+
+
+def test_a_removed_node_is_seen_at_once(cache_on, small):
+    first = cached_cluster_snapshot(small)
+    gone = first.nodes[0].name
+    assert remove_objects(small, MirroredKind.NODE, [(gone,)]) == 1
+    assert gone not in {n.name for n in cached_cluster_snapshot(small).nodes}
+
+
+def test_a_cached_snapshot_is_dated_when_it_is_used(cache_on, small):
+    first = mirror_snapshot(small)
+    second = mirror_snapshot(small)
+    assert second.taken_at > first.taken_at
+    assert second.data_age_seconds >= first.data_age_seconds
+    Cluster.objects.filter(pk=small.pk).update(last_imported_at=None)
+    small.refresh_from_db()
+    assert first.data_as_of is not None
+    assert mirror_snapshot(small).data_as_of is None
+
+
+def test_the_cache_can_be_turned_off(settings, small):
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 0
+    assert cached_cluster_snapshot(small) is not cached_cluster_snapshot(small)
