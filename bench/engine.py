@@ -4,9 +4,14 @@ Cases (issue 3):
   A. evaluate one pod over 5,000 nodes x 8 zones x 4 resources
   B. the same on a stress shape of 5,000 nodes x 32 zones x 768 CPUs
   C. place 1,000 replicas on shape A
+  D. what-if capacity (how many copies each node takes alone) of exclusive LSR pods on
+     Koordinator nodes of 8 zones x 384 CPUs (SingleNUMANode / Restricted / BestEffort,
+     FullPCPUs / SpreadByPCPUs / no bind policy, pods already pinned)
 Baseline, timed in the same run over the same arrays: a bare numpy feasibility +
 score + argmax. Targets: evaluate p99 <= 5 ms and <= 3x the baseline; place >= 1,500
-pods/s. Run: `make bench` or `python bench/engine.py [--nodes N] [--runs R]`.
+pods/s. D's baseline is the reference fill (a judgement and a new node per copy) on a
+sample of the same nodes, which must count the same copies.
+Run: `make bench` or `python bench/engine.py [--nodes N] [--runs R] [--koord-nodes K]`.
 """
 
 from __future__ import annotations
@@ -23,10 +28,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scheduler_api.engine.snapshot import (  # noqa: E402
+    ANN_KOORD_RESOURCE_SPEC,
+    LABEL_CPU_BIND_POLICY,
+    LABEL_KOORD_QOS,
+    AllocationSource,
     ClusterSnapshot,
     ContainerSpec,
     Flavour,
     NodeSnapshot,
+    PodAllocation,
     PodSpec,
     ResourceAmounts,
     Zone,
@@ -152,11 +162,84 @@ def case(
     return snapshot, lines
 
 
+KOORD_POLICIES = (("SingleNUMANodePodLevel",), ("Restricted",), ("BestEffort",))
+KOORD_BIND = ("", "FullPCPUsOnly", "SpreadByPCPUs")
+KOORD_CPUS = tuple(  # 2 sockets x 4 zones x 24 cores x 2 threads; cpu i and i+192 are siblings
+    (cpu, cpu % 192, (cpu % 192) // 96, (cpu % 192) // 24) for cpu in range(384)
+)
+
+
+def koordinator_node(index: int, rng: np.random.Generator) -> NodeSnapshot:
+    """An 8-zone Koordinator node with pinned pods (cpusets and NUMA amounts) on it."""
+    free = [int(c) for c in rng.permutation(384)]
+    held = []
+    for pod in range(int(rng.integers(0, 40))):
+        cpus = frozenset(free.pop() for _ in range(4))
+        numa = KOORD_CPUS[min(cpus)][3]
+        amounts = {numa: {"cpu": 4000, "memory": 8 * GI}}
+        held.append(PodAllocation("bench", f"held-{pod}", f"uid-{index}-{pod}",
+                                  AllocationSource.KOORDINATOR, cpuset=cpus,
+                                  numa_resources=amounts))  # fmt: skip
+    bind = KOORD_BIND[index // 3 % 3]
+    zones = tuple(
+        Zone(z, f"node-{z}", {"cpu": ResourceAmounts(*[48_000] * 3),
+                              "memory": ResourceAmounts(*[192 * GI] * 3)})
+        for z in range(8)
+    )  # fmt: skip
+    return NodeSnapshot(
+        name=f"koord-{index:05d}", flavour=Flavour.KOORDINATOR,
+        labels={LABEL_CPU_BIND_POLICY: bind} if bind else {},
+        allocatable={"cpu": 384_000, "memory": 1536 * GI, "pods": 250},
+        topology_policies=KOORD_POLICIES[index % 3], zones=zones, cpus=KOORD_CPUS,
+        allocations=tuple(held),
+    )  # fmt: skip
+
+
+def lsr_pod(cpu: int) -> PodSpec:
+    requests = {"cpu": cpu * 1000, "memory": 8 * GI}
+    return PodSpec(
+        "bench", "lsr", labels={LABEL_KOORD_QOS: "LSR"}, priority=9000,
+        annotations={ANN_KOORD_RESOURCE_SPEC: '{"preferredCPUBindPolicy":"FullPCPUs"}'},
+        containers=(ContainerSpec("app", requests, requests),),
+    )  # fmt: skip
+
+
+def koordinator_case(count: int, sample: int) -> list[str]:
+    rng = np.random.default_rng(11)
+    snapshot = ClusterSnapshot(tuple(koordinator_node(i, rng) for i in range(count)))
+    lines = [f"D: what-if capacity on {count} Koordinator nodes (8 zones x 384 CPUs)"]
+    for cpu in (4, 16):
+        pod = lsr_pod(cpu)
+        start = time.perf_counter()
+        result = place(snapshot, pod, 1)
+        whole = time.perf_counter() - start
+        judgement = evaluate(snapshot, pod)._judgement
+        fast, slow, agree = 0.0, 0.0, True
+        for row in range(min(sample, count)):
+            start = time.perf_counter()
+            counted = judgement.fill_node(row, 10_000)[0]
+            fast += time.perf_counter() - start
+            start = time.perf_counter()
+            agree = agree and counted == judgement.fill_copy_by_copy(row, 10_000, fast=False)
+            slow += time.perf_counter() - start
+        total = result.capacity.total if result.capacity else 0
+        lines += [
+            f"  LSR {cpu}-cpu pod: evaluate + place 1 + capacity {whole * 1000:.0f} ms "
+            f"({total} copies in all)",
+            f"    first {min(sample, count)} nodes: counted {fast * 1000:.0f} ms, reference fill "
+            f"{slow * 1000:.0f} ms ({slow / max(fast, 1e-9):.0f}x); "
+            f"same counts: {'yes' if agree else 'NO'}",
+        ]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--replicas", type=int, default=1000)
+    parser.add_argument("--koord-nodes", type=int, default=300)
+    parser.add_argument("--koord-sample", type=int, default=6)
     args = parser.parse_args()
     print(f"{'case':<52} {'p50':>9} {'p99':>9}")
     pod = exclusive_pod(8, 16, {"hugepages-2Mi": 2 * GI, "example.com/gpu": 1})
@@ -178,6 +261,7 @@ def main() -> None:
         f"C: place {args.replicas} replicas on shape A: {elapsed * 1000:.0f} ms, {rate:.0f} pods/s"
     )
     print(f"   ({placed} placed; target >= 1500 pods/s)")
+    print("\n".join(koordinator_case(args.koord_nodes, args.koord_sample)))
 
 
 if __name__ == "__main__":

@@ -360,7 +360,7 @@ def render_topology_result(results: Sequence[ZoneResult]) -> str:
 # --- entry points ----------------------------------------------------------------------
 
 
-def _awareness(node: NodeSnapshot, pod: PodSpec) -> bool:
+def topology_aware(node: NodeSnapshot, pod: PodSpec) -> bool:
     """A pod annotation that parses wins; otherwise the NRT topologyManagerPolicy decides."""
     from_pod = pod.crane_topology_awareness
     if from_pod is not None:
@@ -401,7 +401,7 @@ def evaluate(
         return refused(Reason(ReasonCheck.NO_TOPOLOGY, message=ERR_NO_NRT))
     if node.crane_cpu_manager_policy != "Static":
         return PlacementResult(True, 0, notes=("crane cpuManagerPolicy is not Static",))
-    request, aware = target_request(pod, indices, conf), _awareness(node, pod)
+    request, aware = target_request(pod, indices, conf), topology_aware(node, pod)
     zones = crane_zones(node)
     if aware:
         kept = _aware_candidates(zones, request)

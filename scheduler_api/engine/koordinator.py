@@ -13,10 +13,11 @@ Not modelled: CPU amplification ratios (treated as 1), hints from other provider
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
-from scheduler_api.engine.koordinator_merge import merge
+from scheduler_api.engine.koordinator_merge import Hint, merge
 from scheduler_api.engine.koordinator_numa import (
     Allocation,
     NodeContext,
@@ -30,9 +31,9 @@ from scheduler_api.engine.koordinator_numa import (
 from scheduler_api.engine.koordinator_pod import (
     ERR_INVALID_CPUS,
     PodState,
-    default_format,
     prefilter,
 )
+from scheduler_api.engine.koordinator_render import render_resource_status
 from scheduler_api.engine.koordinator_reservation import (
     ReservationAlloc,
     ReservationSplit,
@@ -46,18 +47,14 @@ from scheduler_api.engine.koordinator_state import (
     add_numa,
     available_cpus,
     available_numa,
-    node_allocation,
+    node_books,
     node_cpu_bind_policy,
     node_numa_policy,
-    node_view,
 )
 from scheduler_api.engine.results import (
     PlacementResult,
-    QuantityFormat,
     Reason,
     ReasonCheck,
-    format_cpuset,
-    format_quantity,
     refused,
 )
 from scheduler_api.engine.snapshot import (
@@ -70,7 +67,15 @@ from scheduler_api.engine.snapshot import (
     ReservationSnapshot,
 )
 
-__all__ = ["KoordConfig", "allocate", "evaluate", "prefilter", "render_resource_status"]
+__all__ = [
+    "AllocationOps",
+    "KoordConfig",
+    "allocate",
+    "evaluate",
+    "prefilter",
+    "reference_ops",
+    "render_resource_status",
+]
 
 ERR_POLICY_MISMATCH = "node(s) NUMA Topology policy not match"
 ERR_INVALID_TOPOLOGY = "node(s) invalid CPU Topology"
@@ -146,8 +151,7 @@ def node_run(
     config: KoordConfig,
 ) -> NodeRun | Reason:
     """Resolve policies for the node; a Reason when Filter refuses before allocating."""
-    view = node_view(node, config)
-    held = node_allocation(node, view, reservations)
+    view, held = node_books(node, config, reservations)
     split = split_reservations(node, pod, reservations)
     ctx = NodeContext(view, held, restore_state(node, held, split), config)
     node_policy = node_numa_policy(node, view)
@@ -162,6 +166,56 @@ def node_run(
     )  # fmt: skip
 
 
+# --- what Filter and Score ask the resource manager -------------------------------------
+
+
+class AllocationOps(Protocol):
+    """The three questions Filter and Score put to the resource manager.
+
+    The reference answers them by allocating (cpusets and all); `koordinator_fast`
+    answers the same questions from counts. Both must give equal answers.
+    """
+
+    def hints(self, run: NodeRun, opts: ResourceOptions) -> dict[str, list[Hint]] | Reason:
+        """Hints whose merge is the merge of GetTopologyHints' hints."""
+        ...
+
+    def attempt(self, run: NodeRun, opts: ResourceOptions) -> Reason | None:
+        """Why the allocation Filter tries would fail; None when it succeeds."""
+        ...
+
+    def score_inputs(
+        self, run: NodeRun, hint: frozenset[int] | None
+    ) -> tuple[dict[str, int], dict[str, int]] | Reason:
+        """Score's (allocatable, requested) after placing the pod, or why placing fails."""
+        ...
+
+
+class ReferenceOps:
+    """The resource manager as upstream runs it: every question is a real allocation."""
+
+    def hints(self, run: NodeRun, opts: ResourceOptions) -> dict[str, list[Hint]] | Reason:
+        return topology_hints(run.ctx, opts, run.numa_policy, run.candidates)
+
+    def attempt(self, run: NodeRun, opts: ResourceOptions) -> Reason | None:
+        result = try_allocate(run.ctx, opts, run.candidates)
+        return result if isinstance(result, Reason) else None
+
+    def score_inputs(
+        self, run: NodeRun, hint: frozenset[int] | None
+    ) -> tuple[dict[str, int], dict[str, int]] | Reason:
+        placed = place(run, hint)
+        return placed if isinstance(placed, Reason) else _numa_score_inputs(run, placed)
+
+
+REFERENCE_OPS = ReferenceOps()
+OpsChooser = Callable[[NodeRun], AllocationOps]
+
+
+def reference_ops(run: NodeRun) -> AllocationOps:
+    return REFERENCE_OPS
+
+
 # --- Filter --------------------------------------------------------------------------------
 
 
@@ -170,6 +224,7 @@ class FilterOutcome:
     result: PlacementResult
     run: NodeRun | None = None
     hint: frozenset[int] | None = None
+    ops: AllocationOps = REFERENCE_OPS
 
 
 def _bind_checks(run: NodeRun) -> Reason | None:
@@ -192,7 +247,7 @@ def _bind_checks(run: NodeRun) -> Reason | None:
     return None
 
 
-def _admit(run: NodeRun) -> FilterOutcome:
+def _admit(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
     """FilterByNUMANode: hints, the policy's merge, then a real allocation attempt."""
     numa_nodes = run.ctx.view.numa_nodes()
     if not numa_nodes:
@@ -200,7 +255,7 @@ def _admit(run: NodeRun) -> FilterOutcome:
             refused(Reason(ReasonCheck.INSUFFICIENT_NUMA, message="node(s) missing NUMA resources"))
         )
     opts = resource_options(run, None)
-    hints = topology_hints(run.ctx, opts, run.numa_policy, run.candidates)
+    hints = ops.hints(run, opts)
     if isinstance(hints, Reason):
         return FilterOutcome(refused(hints))
     statuses = run.ctx.state.numa_status(len(numa_nodes))
@@ -213,11 +268,11 @@ def _admit(run: NodeRun) -> FilterOutcome:
             else ReasonCheck.UNALIGNED_HINT
         )
         return FilterOutcome(refused(*(Reason(check, message=m) for m in merged.reasons)))
-    attempt = try_allocate(run.ctx, replace(opts, hint=merged.hint.mask), run.candidates)
-    if isinstance(attempt, Reason):
+    attempt = ops.attempt(run, replace(opts, hint=merged.hint.mask))
+    if attempt is not None:
         return FilterOutcome(refused(attempt))
     zones = tuple(sorted(merged.hint.mask or ()))
-    return FilterOutcome(PlacementResult(True, numa_zones=zones), run, merged.hint.mask)
+    return FilterOutcome(PlacementResult(True, numa_zones=zones), run, merged.hint.mask, ops)
 
 
 def filter_node(
@@ -226,8 +281,9 @@ def filter_node(
     state: PodState,
     reservations: Sequence[ReservationSnapshot],
     config: KoordConfig,
+    choose: OpsChooser = reference_ops,
 ) -> FilterOutcome:
-    """Plugin.Filter."""
+    """Plugin.Filter; `choose` picks who answers the resource manager's questions."""
     if state.error is not None:
         return FilterOutcome(refused(state.error))
     if state.skip:
@@ -235,19 +291,25 @@ def filter_node(
     run = node_run(node, pod, state, reservations, config)
     if isinstance(run, Reason):
         return FilterOutcome(refused(run))
+    return filter_run(run, choose(run))
+
+
+def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
+    """Plugin.Filter once the node's policies are resolved."""
     if run.request_cpu_bind:
         problem = _bind_checks(run)
         if problem is not None:
             return FilterOutcome(refused(problem))
         _, required = cpu_bind_policy(run)
         if required and run.numa_policy == NUMATopologyPolicy.NONE:
-            attempt = try_allocate(run.ctx, resource_options(run, None), run.candidates)
-            if isinstance(attempt, Reason):
+            attempt = ops.attempt(run, resource_options(run, None))
+            if attempt is not None:
                 return FilterOutcome(refused(attempt))
-            return FilterOutcome(PlacementResult(True), run)
+            return FilterOutcome(PlacementResult(True), run, None, ops)
     if run.numa_policy != NUMATopologyPolicy.NONE:
-        return _admit(run)
-    return FilterOutcome(PlacementResult(True, notes=("NUMA topology policy none",)), run)
+        return _admit(run, ops)
+    note = ("NUMA topology policy none",)
+    return FilterOutcome(PlacementResult(True, notes=note), run, None, ops)
 
 
 # --- Score and Reserve ----------------------------------------------------------------------
@@ -306,7 +368,9 @@ def _numa_score_inputs(run: NodeRun, placed: Placed) -> tuple[dict[str, int], di
     return allocatable, requested
 
 
-def score_node(run: NodeRun, hint: frozenset[int] | None) -> int | Reason:
+def score_node(
+    run: NodeRun, hint: frozenset[int] | None, ops: AllocationOps = REFERENCE_OPS
+) -> int | Reason:
     """Plugin.Score: node-level LeastAllocated without a NUMA policy, else the chosen NUMAs."""
     config = run.ctx.config
     if run.request_cpu_bind and not run.ctx.view.topology.is_valid():
@@ -314,36 +378,16 @@ def score_node(run: NodeRun, hint: frozenset[int] | None) -> int | Reason:
     if run.numa_policy == NUMATopologyPolicy.NONE:
         return resource_score(run.node.requested, run.node.allocatable, run.state.requests,
                               config.resource_weights, config.scoring_strategy)  # fmt: skip
-    placed = place(run, hint)
-    if isinstance(placed, Reason):
-        return placed
-    allocatable, requested = _numa_score_inputs(run, placed)
+    inputs = ops.score_inputs(run, hint)
+    if isinstance(inputs, Reason):
+        return inputs
+    allocatable, requested = inputs
     return resource_score(
         requested, allocatable, run.state.requests, config.resource_weights, config.scoring_strategy
     )
 
 
 # --- rendering -------------------------------------------------------------------------------
-
-
-def _quantity(name: str, amount: int, fmt: QuantityFormat) -> str:
-    return format_quantity(amount, fmt, milli=name == "cpu")
-
-
-def render_resource_status(allocation: Allocation, formats: Mapping[str, QuantityFormat]) -> str:
-    """scheduling.koordinator.sh/resource-status exactly as json.Marshal writes it."""
-    status: dict[str, object] = {}
-    if allocation.cpuset:
-        status["cpuset"] = format_cpuset(allocation.cpuset)
-    if allocation.numa_resources:
-        status["numaNodeResources"] = [
-            {"node": numa, "resources": {
-                name: _quantity(name, amount, formats.get(name, default_format(name)))
-                for name, amount in sorted(resources.items())
-            }}
-            for numa, resources in allocation.numa_resources
-        ]  # fmt: skip
-    return json.dumps(status, separators=(",", ":"))
 
 
 def resource_spec_writeback(run: NodeRun) -> str | None:
@@ -372,15 +416,20 @@ def resource_spec_writeback(run: NodeRun) -> str | None:
 # --- entry points ---------------------------------------------------------------------------
 
 
-def _filter_and_score(
-    node: NodeSnapshot, pod: PodSpec, conf: KoordConfig, reservations: Sequence[ReservationSnapshot]
+def filter_and_score(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    conf: KoordConfig,
+    reservations: Sequence[ReservationSnapshot],
+    choose: OpsChooser = reference_ops,
 ) -> tuple[PlacementResult, FilterOutcome, PodState]:
+    """PreFilter, Filter and Score: the verdict, with what Reserve needs to go on."""
     state = prefilter(pod, conf)
-    outcome = filter_node(node, pod, state, reservations, conf)
+    outcome = filter_node(node, pod, state, reservations, conf, choose)
     if not outcome.result.fits or outcome.run is None:
         score = 0 if outcome.result.fits else None
         return replace(outcome.result, score=score), outcome, state
-    scored = score_node(outcome.run, outcome.hint)
+    scored = score_node(outcome.run, outcome.hint, outcome.ops)
     if isinstance(scored, Reason):
         return replace(outcome.result, score=None, reasons=(scored,)), outcome, state
     return replace(outcome.result, score=scored), outcome, state
@@ -392,13 +441,14 @@ def evaluate(
     *,
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
+    ops: OpsChooser = reference_ops,
 ) -> PlacementResult:
     """PreFilter + Filter + Score for one node; no cpuset (see `allocate`).
 
     A Score that fails (the allocation it re-runs cannot be made) fails the real
     scheduling cycle: reported as score None with the reason.
     """
-    return _filter_and_score(node, pod, config or KoordConfig(), reservations)[0]
+    return filter_and_score(node, pod, config or KoordConfig(), reservations, ops)[0]
 
 
 def allocate(
@@ -407,13 +457,16 @@ def allocate(
     *,
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
+    ops: OpsChooser = reference_ops,
 ) -> PlacementResult:
     """`evaluate`, then Reserve: the cpuset and NUMA amounts, and the PreBind annotations.
 
     Reserve allocates only when the pod binds cpus or the node has a NUMA policy;
-    otherwise nothing is written, as upstream.
+    otherwise nothing is written, as upstream. Reserve always allocates for real,
+    whichever `ops` answered Filter and Score.
     """
-    verdict, outcome, state = _filter_and_score(node, pod, config or KoordConfig(), reservations)
+    conf = config or KoordConfig()
+    verdict, outcome, state = filter_and_score(node, pod, conf, reservations, ops)
     run = outcome.run
     if not verdict.fits or run is None:
         return verdict

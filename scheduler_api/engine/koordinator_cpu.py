@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from scheduler_api.engine.errors import AllocationError
 from scheduler_api.engine.snapshot import (
@@ -63,6 +64,15 @@ class KoordCPUTopology:
 
     def is_valid(self) -> bool:
         return bool(self.num_sockets and self.num_nodes and self.num_cores and self.num_cpus)
+
+    @staticmethod
+    @lru_cache(maxsize=512)
+    def shared(rows: tuple[tuple[int, int, int, int], ...]) -> KoordCPUTopology:
+        """`from_rows`, built once per CPU layout: nodes of one hardware model share it.
+
+        Safe to share because nothing changes a topology once built.
+        """
+        return KoordCPUTopology.from_rows(rows)
 
     def cpus_per_core(self) -> int:
         return self.num_cpus // self.num_cores if self.num_cores else 0

@@ -7,7 +7,7 @@ against NUMA nodes already used by single- or multi-NUMA pods.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import product
 
@@ -55,15 +55,16 @@ def _summary(name: str, hints: Sequence[Hint]) -> str:
     return f"{name} prefer [{preferred}] among [{possible}]"
 
 
-def filter_provider_hints(
-    providers: Sequence[Mapping[str, Sequence[Hint] | None]],
-) -> tuple[list[list[Hint]], list[str], list[str]]:
-    """filterProvidersHints: (hint lists, Unsatisfied reasons, per-resource summaries).
+Providers = Sequence[Mapping[str, Sequence[Hint] | None]]
+
+
+def filter_provider_hints(providers: Providers) -> tuple[list[list[Hint]], list[str]]:
+    """filterProvidersHints: (hint lists, Unsatisfied reasons).
 
     A provider without hints, or a resource mapped to None, means "no preference"; a
     resource mapped to an empty list cannot be satisfied anywhere.
     """
-    lists, reasons, summary = [], [], []
+    lists, reasons = [], []
     for provider in providers:
         if not provider:
             lists.append([Hint(None, True)])
@@ -76,9 +77,15 @@ def filter_provider_hints(
                 lists.append([Hint(None, False, unsatisfied=True)])
                 reasons.append(f"Unsatisfied NUMA {name}")
             else:
-                summary.append(_summary(name, hints))
                 lists.append(list(hints))
-    return lists, reasons, sorted(summary)
+    return lists, reasons
+
+
+def provider_summary(providers: Providers) -> list[str]:
+    """The per-resource summaries a refusal quotes (built only when one is written)."""
+    return sorted(
+        _summary(name, hints) for provider in providers for name, hints in provider.items() if hints
+    )
 
 
 def merge_permutation(numa_nodes: Sequence[int], permutation: Sequence[Hint]) -> Hint:
@@ -118,9 +125,39 @@ def merge_filtered(
     exclusive: str,
     statuses: Sequence[str],
 ) -> Hint:
-    """mergeFilteredHints: preferred first, then narrower, then (same width) higher score."""
+    """mergeFilteredHints: preferred first, then narrower, then (same width) higher score.
+
+    Every resource usually gets the same hint list (one per NUMA mask). Then only
+    permutations that repeat one hint can be preferred, and once a preferred one is
+    best no other kind can replace it: folding over those "diagonal" permutations
+    alone gives the same answer whenever one of them is preferred, in |L| steps
+    instead of |L|^k. Otherwise every permutation is folded, as upstream does.
+    """
+    if _same_distinct_masks(lists):
+        width = len(lists)
+        best = fold_permutations(numa_nodes, ([h] * width for h in lists[0]), exclusive, statuses)
+        if best.preferred:
+            return best
+    return fold_permutations(numa_nodes, product(*lists), exclusive, statuses)
+
+
+def _same_distinct_masks(lists: Sequence[Sequence[Hint]]) -> bool:
+    """One list repeated, whose hints all have a mask and no two the same mask."""
+    if not lists or any(hints != lists[0] for hints in lists[1:]):
+        return False
+    masks = [h.mask for h in lists[0]]
+    return None not in masks and len(set(masks)) == len(masks)
+
+
+def fold_permutations(
+    numa_nodes: Sequence[int],
+    permutations: Iterable[Sequence[Hint]],
+    exclusive: str,
+    statuses: Sequence[str],
+) -> Hint:
+    """The loop of mergeFilteredHints over the given permutations, in their order."""
     best = Hint(frozenset(numa_nodes), False)
-    for permutation in product(*lists):
+    for permutation in permutations:
         merged = merge_permutation(numa_nodes, permutation)
         if not merged.mask:
             continue
@@ -153,12 +190,12 @@ class MergeResult:
 def merge(
     policy: str,
     numa_nodes: Sequence[int],
-    providers: Sequence[Mapping[str, Sequence[Hint] | None]],
+    providers: Providers,
     exclusive: str = "",
     statuses: Sequence[str] = (),
 ) -> MergeResult:
     """Policy.Merge for BestEffort, Restricted and SingleNUMANode (one map per provider)."""
-    lists, reasons, summary = filter_provider_hints(providers)
+    lists, reasons = filter_provider_hints(providers)
     everything = frozenset(numa_nodes)
     if policy == NUMATopologyPolicy.SINGLE_NUMA_NODE:
         if reasons:
@@ -169,14 +206,18 @@ def merge(
         best = merge_filtered(numa_nodes, single, exclusive, statuses)
         if best.mask == everything:
             best = Hint(None, best.preferred)
-        cause = f"Unaligned NUMA Hint cause {','.join(summary)}"
-        return MergeResult(best, best.preferred, () if best.preferred else (cause,))
+        if best.preferred:
+            return MergeResult(best, True)
+        cause = f"Unaligned NUMA Hint cause {','.join(provider_summary(providers))}"
+        return MergeResult(best, False, (cause,))
     if policy == NUMATopologyPolicy.RESTRICTED:
         if reasons:
             return MergeResult(Hint(everything, False), False, tuple(reasons))
         best = merge_filtered(numa_nodes, lists, exclusive, statuses)
-        cause = f"Unaligned NUMA Hint cause {' & '.join(summary)}"
-        return MergeResult(best, best.preferred, () if best.preferred else (cause,))
+        if best.preferred:
+            return MergeResult(best, True)
+        cause = f"Unaligned NUMA Hint cause {' & '.join(provider_summary(providers))}"
+        return MergeResult(best, False, (cause,))
     best = merge_filtered(numa_nodes, lists, exclusive, statuses)
     if best.unsatisfied:
         best = Hint(everything, best.preferred)

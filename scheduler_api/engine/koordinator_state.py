@@ -8,6 +8,8 @@ the reservation's uid), holds CPUs and per-NUMA resources here.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -154,7 +156,7 @@ def _numa_resources(
 def node_view(node: NodeSnapshot, config: KoordConfig) -> NodeView:
     """NewTopologyOptions from the node's (v1alpha1-visible) NRT and its annotations."""
     has_nrt = node.flavour in NRT_FLAVOURS
-    topology = KoordCPUTopology.from_rows(node.cpus if has_nrt else ())
+    topology = KoordCPUTopology.shared(tuple(node.cpus) if has_nrt else ())
     reserved = excluded_cpus(node) if has_nrt else frozenset()
     return NodeView(
         has_nrt=has_nrt,
@@ -218,9 +220,11 @@ class NodeAllocation:
             info = self.cpus.get(cpu) or topology.details.get(cpu)
             if info is None:
                 continue
-            self.cpus[cpu] = replace(
-                info, ref_count=info.ref_count + 1, exclusive_policy=held.exclusive_policy
-            )
+            # the constructor, not dataclasses.replace: this runs for every held cpu
+            self.cpus[cpu] = CPUInfo(
+                info.cpu, info.core, info.node, info.socket, info.ref_count + 1,
+                held.exclusive_policy,
+            )  # fmt: skip
             used.add(info.node)
         target = self.shared if len(used) > 1 else self.single
         for node in used:
@@ -300,3 +304,40 @@ def available_numa(
             total_allocated[numa] = allocated
         total_available[numa] = subtract_non_negative(resources, allocated)
     return total_available, total_allocated
+
+
+# --- kept between questions -----------------------------------------------------------------
+
+BOOKS_KEPT = 6_000  # nodes whose view and allocation stay built (a large cluster's worth)
+_BOOKS: OrderedDict[tuple[int, int], tuple[NodeSnapshot, tuple[ReservationSnapshot, ...],
+                                            NodeView, NodeAllocation]] = OrderedDict()  # fmt: skip
+_BOOKS_LOCK = threading.Lock()
+
+
+def node_books(
+    node: NodeSnapshot, config: KoordConfig, reservations: Iterable[ReservationSnapshot]
+) -> tuple[NodeView, NodeAllocation]:
+    """`node_view` and `node_allocation`, kept per node: neither depends on the pod asked
+    about, and a cached snapshot serves the same node objects to every what-if.
+
+    The NodeAllocation is shared: callers must not change it (the capacity count copies
+    it first). An entry holds its node and reservations, so their ids stay theirs.
+    """
+    bound = tuple(r for r in reservations if r.node_name == node.name)
+    key = (id(node), config.max_ref_count)
+    with _BOOKS_LOCK:
+        entry = _BOOKS.get(key)
+        if entry is not None and entry[0] is node and _same(entry[1], bound):
+            _BOOKS.move_to_end(key)
+            return entry[2], entry[3]
+    view = node_view(node, config)
+    held = node_allocation(node, view, bound)
+    with _BOOKS_LOCK:
+        _BOOKS[key] = (node, bound, view, held)
+        while len(_BOOKS) > BOOKS_KEPT:
+            _BOOKS.popitem(last=False)
+    return view, held
+
+
+def _same(kept: Sequence[ReservationSnapshot], now: Sequence[ReservationSnapshot]) -> bool:
+    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now, strict=True))

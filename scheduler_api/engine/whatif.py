@@ -10,12 +10,13 @@ the top-ranked nodes get the costly allocation step (cpuset, annotations).
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
-from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
+from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot, PodSpec
 from scheduler_api.engine.whatif_judge import Judgement, NodeVerdict
 from scheduler_api.engine.whatif_systems import (
     Scheduler,
@@ -38,7 +39,9 @@ __all__ = [
 
 DEFAULT_DETAILED = 3
 CAPACITY_LIMIT_PER_NODE = 10_000
-_INDEXES: dict[int, NRTIndex] = {}
+INDEXES_KEPT = 4  # node tuples (clusters) whose columns stay built
+_INDEXES: OrderedDict[int, tuple[Sequence[NodeSnapshot], NRTIndex]] = OrderedDict()
+_INDEX_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +112,23 @@ class WhatIfResult:
 
 
 def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
-    """The snapshot's columns, built once and dropped with the snapshot."""
-    key = id(snapshot)
-    index = _INDEXES.get(key)
-    if index is None:
-        index = NRTIndex(snapshot.nodes)
-        _INDEXES[key] = index
-        weakref.finalize(snapshot, _INDEXES.pop, key, None)
+    """The columns of the snapshot's nodes, built once per tuple of nodes.
+
+    A snapshot re-dated with `dataclasses.replace` (a cached mirror serving many
+    what-ifs) shares its nodes, and so its columns. An entry holds its tuple, so the
+    id cannot be reused while the entry lives; the most recent few are kept.
+    """
+    key = id(snapshot.nodes)
+    with _INDEX_LOCK:
+        entry = _INDEXES.get(key)
+        if entry is not None and entry[0] is snapshot.nodes:
+            _INDEXES.move_to_end(key)
+            return entry[1]
+    index = NRTIndex(snapshot.nodes)
+    with _INDEX_LOCK:
+        _INDEXES[key] = (snapshot.nodes, index)
+        while len(_INDEXES) > INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
     return index
 
 

@@ -85,23 +85,28 @@ def debit_zones(node: NodeSnapshot, debits: Debits) -> tuple[Zone, ...]:
     )
 
 
-def _assumed_allocation(
+def koord_exclusive_policy(pod: PodSpec) -> CPUExclusivePolicy:
+    """The exclusive policy Koordinator's books keep for the pod (its preferred one)."""
+    spec = pod.koord_resource_spec
+    policy = spec.preferred_cpu_exclusive_policy if spec else ""
+    exclusive = CPUExclusivePolicy(policy) if policy in set(CPUExclusivePolicy) else None
+    return exclusive or CPUExclusivePolicy.UNSET
+
+
+def assumed_allocation(
     pod: PodSpec, uid: str, system: Scheduler, verdict: PlacementResult
 ) -> PodAllocation | None:
+    """The allocation a placed pod leaves in its scheduler's books (None: nothing kept)."""
     if system is Scheduler.CRANE and verdict.numa_resources:
         return PodAllocation(
             pod.namespace, pod.name, uid, AllocationSource.CRANE,
             numa_resources=verdict.numa_resources,
         )  # fmt: skip
     if system is Scheduler.KOORDINATOR and (verdict.cpuset or verdict.numa_resources):
-        spec = pod.koord_resource_spec
-        policy = spec.preferred_cpu_exclusive_policy if spec else ""
-        exclusive = CPUExclusivePolicy(policy) if policy in set(CPUExclusivePolicy) else None
         return PodAllocation(
             pod.namespace, pod.name, uid, AllocationSource.KOORDINATOR,
             cpuset=verdict.cpuset or frozenset(), numa_resources=verdict.numa_resources,
-            exclusive=bool(verdict.cpuset),
-            cpu_exclusive_policy=exclusive or CPUExclusivePolicy.UNSET,
+            exclusive=bool(verdict.cpuset), cpu_exclusive_policy=koord_exclusive_policy(pod),
         )  # fmt: skip
     return None
 
@@ -121,7 +126,7 @@ def assume(
     if system is Scheduler.SCHEDULER_PLUGINS:
         zones = debit_zones(node, nrt_debits(node, pod, verdict))
     allocations = list(node.allocations)
-    held = _assumed_allocation(pod, uid, system, verdict)
+    held = assumed_allocation(pod, uid, system, verdict)
     if held is not None:
         allocations.append(held)
     if pinned:

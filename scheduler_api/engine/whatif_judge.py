@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from scheduler_api.engine import crane_count, koordinator_count, nrt_count
 from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
 from scheduler_api.engine.whatif_assume import assume
@@ -73,6 +74,7 @@ class Judgement:
         detailed: int,
     ) -> None:
         self.index, self.reservations, self.pod = index, tuple(reservations), pod
+        self._by_node: dict[str, tuple[ReservationSnapshot, ...]] | None = None
         self.scheduler, self.configs, self.detailed = scheduler, configs, detailed
         self.request = pod_request(pod)
         self.systems = self._systems()
@@ -94,6 +96,15 @@ class Judgement:
             cached = self.index.memo["auto-systems"] = np.array(codes, np.int64)
         return cached
 
+    def reservations_on(self, node: NodeSnapshot) -> tuple[ReservationSnapshot, ...]:
+        """The reservations bound to `node`: the only ones any scheduler reads for it."""
+        if self._by_node is None:
+            grouped: dict[str, list[ReservationSnapshot]] = {}
+            for reservation in self.reservations:
+                grouped.setdefault(reservation.node_name, []).append(reservation)
+            self._by_node = {name: tuple(group) for name, group in grouped.items()}
+        return self._by_node.get(node.name, ())
+
     def system(self, row: int) -> Scheduler:
         return SYSTEM_BY_CODE[int(self.systems[row])]
 
@@ -108,8 +119,8 @@ class Judgement:
     def _judge(self, row: int, *, allocate: bool) -> PlacementResult:
         node = self.index.nodes[row]
         return judge_node(
-            node, self.pod, self.system(row), self.configs, self.reservations,
-            allocate=allocate, request=self.request,
+            node, self.pod, self.system(row), self.configs, self.reservations_on(node),
+            allocate=allocate, request=self.request, fast=True,
         )  # fmt: skip
 
     def _rejudge(self, row: int) -> None:
@@ -176,8 +187,8 @@ class Judgement:
 
     def _allocate(self, node: NodeSnapshot, system: Scheduler) -> PlacementResult:
         result = judge_node(
-            node, self.pod, system, self.configs, self.reservations,
-            allocate=True, request=self.request,
+            node, self.pod, system, self.configs, self.reservations_on(node),
+            allocate=True, request=self.request, fast=True,
         )  # fmt: skip
         return self._with_kubelet(result, node, system)
 
@@ -219,12 +230,44 @@ class Judgement:
         return result
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
-        """How many copies of the pod `row` takes alone, up to `limit`."""
+        """How many copies of the pod `row` takes alone, up to `limit`.
+
+        Counted (`*_count` modules: per zone, or on Koordinator books updated in place)
+        where that is exact; every other case fills copy by copy.
+        """
+        node = self.index.nodes[row]
+        counted = self.count_copies(node, self.system(row), limit)
+        if counted is None:
+            counted = self.fill_copy_by_copy(row, limit, fast=True)
+        return counted, node.name
+
+    def count_copies(self, node: NodeSnapshot, system: Scheduler, limit: int) -> int | None:
+        """The copies `node` takes alone, counted; None where only filling can tell."""
+        pod, request, configs = self.pod, self.request, self.configs
+        if system is Scheduler.KOORDINATOR:
+            return koordinator_count.fill_count(
+                node, pod, configs.koordinator, self.reservations_on(node), request, limit
+            )
+        if system is Scheduler.CRANE:
+            return crane_count.fill_count(node, pod, configs.crane, request, limit)
+        return nrt_count.fill_count(node, pod, request, limit)
+
+    def fill_copy_by_copy(self, row: int, limit: int, *, fast: bool) -> int:
+        """The reference fill: allocate, assume, judge the grown node again.
+
+        `fast=False` is the reference throughout (every reservation, every NUMA mask
+        allocated), which the property tests hold the counts against.
+        """
         node, system, count = self.index.nodes[row], self.system(row), 0
+        reservations = self.reservations_on(node) if fast else self.reservations
         while count < limit:
-            result = self._allocate(node, system)
+            result = judge_node(
+                node, self.pod, system, self.configs, reservations,
+                allocate=True, request=self.request, fast=fast,
+            )  # fmt: skip
+            result = self._with_kubelet(result, node, system)
             if not result.fits:
                 break
             node = self._assume(node, result, system, f"capacity-{count}")
             count += 1
-        return count, node.name
+        return count

@@ -36,12 +36,22 @@ def export_list(cluster: Cluster) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": list(export_objects(cluster))}
 
 
+STREAM_CHUNK_CHARS = 64 * 1024  # one chunk per object would be one socket write per object
+
+
 def stream_list_json(cluster: Cluster) -> Iterator[str]:
-    """The List as JSON text in chunks, never holding the whole document."""
-    yield '{"apiVersion": "v1", "kind": "List", "items": ['
+    """The List as JSON text in chunks of about 64 KiB, never holding the whole document."""
+    parts = ['{"apiVersion": "v1", "kind": "List", "items": [']
+    size = len(parts[0])
     for index, obj in enumerate(export_objects(cluster)):
-        yield ("," if index else "") + "\n" + json.dumps(obj)
-    yield "\n]}\n"
+        text = ("," if index else "") + "\n" + json.dumps(obj)
+        parts.append(text)
+        size += len(text)
+        if size >= STREAM_CHUNK_CHARS:
+            yield "".join(parts)
+            parts, size = [], 0
+    parts.append("\n]}\n")
+    yield "".join(parts)
 
 
 def _metadata(obj: Any, **extra: Any) -> dict[str, Any]:

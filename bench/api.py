@@ -1,0 +1,453 @@
+"""Benchmark of the REST API (issue 6; prints figures, not a test).
+
+Creates a cluster of 5,000 nodes in a PostgreSQL database of its own (seed_demo's
+generator through the real importer: every NRT flavour, about 24 pods a node,
+Reservations, the QoS ConfigMap), serves the app with gunicorn (4 workers) on
+loopback and measures, authenticated with an API token of an `operator`:
+  1. GET /api/v1/clusters/{c}/nodes?page_size=100 under a fixed arrival rate sent by a
+     second process (latency counted from each request's scheduled send time, so
+     queueing shows): target p99 <= 100 ms;
+  2. the full export (/api/v1/clusters/{c}/export, read to its last byte) against a
+     baseline timed in the same run: `values()` + orjson over the same rows (<= 2x);
+  3. what-if POST, warm (every worker has answered what-ifs before, and each question
+     is asked once untimed): a small pod and a 16-CPU exclusive pod, replicas 1 and
+     10: target p99 <= 50 ms.
+Run: `python bench/api.py [--nodes 5000] [--rate 20] [--seconds 20] [--whatif-runs 3]
+[--keep-db] [--reuse-db]`. Needs the `bench` extra: `pip install -e '.[bench]'`.
+PostgreSQL: the server of DATABASE_URL (else postgres://postgres@127.0.0.1:5432/postgres).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import queue
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SCRATCH_DB = "topolens_bench_api"
+CLUSTER = "bench"
+WORKERS = 4
+NODES_PATH = f"/api/v1/clusters/{CLUSTER}/nodes?page_size=100"
+EXPORT_PATH = f"/api/v1/clusters/{CLUSTER}/export"
+WHATIF_PATH = f"/api/v1/clusters/{CLUSTER}/whatif"
+
+
+# --- the database ---------------------------------------------------------------------------
+
+
+def postgres_server() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        url = "postgres://postgres@127.0.0.1:5432/postgres"
+    return url
+
+
+def with_database(url: str, name: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+def scratch_database(server_url: str, reuse: bool) -> tuple[str, bool]:
+    """(url, fresh): the bench's own database, created anew unless reused."""
+    import psycopg
+
+    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (SCRATCH_DB,))
+        if reuse and exists.fetchone():
+            return with_database(server_url, SCRATCH_DB), False
+        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
+        conn.execute(f"CREATE DATABASE {SCRATCH_DB}")
+    return with_database(server_url, SCRATCH_DB), True
+
+
+def drop_database(server_url: str) -> None:
+    import psycopg
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
+
+
+def seed(nodes: int) -> float:
+    """The demo generator's cluster of `nodes` nodes, imported like a kubectl dump."""
+    from django.core.management import call_command
+
+    from topology.demo import generate_demo_objects
+    from topology.models import Cluster
+    from topology.services.figures import recompute_figures
+    from topology.services.importer import import_objects
+
+    start = time.perf_counter()
+    call_command("migrate", verbosity=0)
+    objects = generate_demo_objects(nodes=nodes, seed=0, cluster=CLUSTER)
+    summary = import_objects(cluster_name=CLUSTER, objects=objects)
+    if not summary.ok:
+        raise SystemExit(f"the generator's objects were refused: {summary.errors[:3]}")
+    recompute_figures(cluster_id=Cluster.objects.get(name=CLUSTER).pk)
+    return time.perf_counter() - start
+
+
+def operator_token() -> str:
+    """A fresh token of a user in the `operator` role (what-if needs it)."""
+    from django.contrib.auth.models import Group, User
+
+    from scheduler_api.services.tokens import api_token_create
+
+    user, _ = User.objects.get_or_create(username="bench-operator")
+    user.groups.add(Group.objects.get(name="operator"))
+    return api_token_create(user=user, name=f"bench {time.time():.0f}").plaintext
+
+
+# --- gunicorn -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_gunicorn(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    command = [
+        str(gunicorn), "webapp.wsgi:application", "--workers", str(WORKERS),
+        "--bind", f"127.0.0.1:{port}", "--timeout", "900", "--log-level", "warning",
+    ]  # fmt: skip
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+
+
+def stop_gunicorn(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the arbiter we started; it stops its own workers."""
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def wait_until_up(port: int, token: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status, _, _ = request(port, token, "GET", "/api/v1/clusters")
+            if status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("gunicorn did not answer in time")
+
+
+# --- HTTP -----------------------------------------------------------------------------------
+
+
+def request(
+    port: int,
+    token: str,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    conn: http.client.HTTPConnection | None = None,
+) -> tuple[int, int, float]:
+    """(status, bytes read, seconds to the last byte)."""
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=900)
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    payload = None
+    if body is not None:
+        payload = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    start = time.perf_counter()
+    conn.request(method, path, body=payload, headers=headers)
+    response = conn.getresponse()
+    size = 0
+    while chunk := response.read(1 << 16):
+        size += len(chunk)
+    elapsed = time.perf_counter() - start
+    if own:
+        conn.close()
+    return response.status, size, elapsed
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+# --- 1. fixed-rate load on the node list ------------------------------------------------------
+
+
+@dataclass
+class LoadResult:
+    latencies_ms: list[float] = field(default_factory=list)  # from the scheduled send time
+    service_ms: list[float] = field(default_factory=list)  # from the actual send
+    errors: int = 0
+    wall_seconds: float = 0.0
+
+
+def fixed_rate_load(
+    port: int, token: str, rate: float, seconds: float, in_flight: int
+) -> LoadResult:
+    """Send at `rate` per second for `seconds`, at most `in_flight` at once (threads with
+    keep-alive connections); a request that must wait for a free thread still counts
+    from when it was due."""
+    due: queue.Queue[float | None] = queue.Queue()
+    result, lock = LoadResult(), threading.Lock()
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while (scheduled := due.get()) is not None:
+            sent = time.perf_counter()
+            try:
+                status, _, _ = request(port, token, "GET", NODES_PATH, conn=conn)
+            except (OSError, http.client.HTTPException):
+                status = 0
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            done = time.perf_counter()
+            with lock:
+                if status != 200:
+                    result.errors += 1
+                result.latencies_ms.append((done - scheduled) * 1000)
+                result.service_ms.append((done - sent) * 1000)
+        conn.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(in_flight)]
+    for thread in threads:
+        thread.start()
+    start = time.perf_counter()
+    for index in range(int(rate * seconds)):
+        at = start + index / rate
+        time.sleep(max(0.0, at - time.perf_counter()))
+        due.put(at)
+    for _ in threads:
+        due.put(None)
+    for thread in threads:
+        thread.join()
+    result.wall_seconds = time.perf_counter() - start
+    return result
+
+
+def _load_process(args: tuple[int, str, float, float, int], out: Any) -> None:
+    out.send(asdict(fixed_rate_load(*args)))  # plain data: this module is __mp_main__ here
+    out.close()
+
+
+def node_list_under_load(port: int, token: str, options: argparse.Namespace) -> LoadResult:
+    for _ in range(4 * WORKERS):  # every worker has served the page once
+        request(port, token, "GET", NODES_PATH)
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe(duplex=False)
+    args = (port, token, options.rate, options.seconds, options.in_flight)
+    client = context.Process(target=_load_process, args=(args, theirs))
+    client.start()
+    result = LoadResult(**ours.recv())
+    client.join()
+    return result
+
+
+# --- 2. export against values() + orjson ------------------------------------------------------
+
+
+def export_baseline() -> tuple[float, int]:
+    """values() of the rows the export reads, in its order, dumped with orjson."""
+    import orjson
+
+    from topology.models import Cluster, Node, NodeTopology, Pod, QoSConfig, Reservation
+
+    cluster = Cluster.objects.get(name=CLUSTER)
+    start = time.perf_counter()
+    size = 0
+    queries = (
+        Node.objects.filter(cluster=cluster).order_by("name").values(),
+        NodeTopology.objects.filter(node__cluster=cluster).order_by("node__name").values("raw"),
+        Pod.objects.filter(cluster=cluster).order_by("namespace", "name").values(),
+        Reservation.objects.filter(cluster=cluster).order_by("name").values("raw"),
+        QoSConfig.objects.filter(cluster=cluster).values(),
+    )
+    for rows in queries:
+        size += len(orjson.dumps(list(rows)))
+    return time.perf_counter() - start, size
+
+
+def export_runs(port: int, token: str, runs: int) -> tuple[list[float], int]:
+    times, size = [], 0
+    for _ in range(runs):
+        status, size, elapsed = request(port, token, "GET", EXPORT_PATH)
+        if status != 200:
+            raise SystemExit(f"export answered {status}")
+        times.append(elapsed)
+    return times, size
+
+
+# --- 3. what-if -------------------------------------------------------------------------------
+
+
+def pod_manifest(cpu: str, memory: str, *, exclusive: bool = False) -> dict[str, Any]:
+    """A Guaranteed pod; `exclusive` also makes it an LSR pod, which Koordinator binds."""
+    resources = {"cpu": cpu, "memory": memory}
+    container = {"name": "app", "resources": {"requests": resources, "limits": resources}}
+    spec: dict[str, Any] = {"containers": [container]}
+    metadata: dict[str, Any] = {"name": "bench"}
+    if exclusive:
+        metadata["labels"] = {"koordinator.sh/qosClass": "LSR"}
+        spec["priority"] = 9000
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+WHATIF_CASES: dict[str, dict[str, Any]] = {
+    "small pod (500m, 512Mi)": {"pod": pod_manifest("500m", "512Mi")},
+    "16-CPU exclusive pod (16, 32Gi, LSR)": {"pod": pod_manifest("16", "32Gi", exclusive=True)},
+}
+
+
+def whatif_runs(port: int, token: str, body: dict[str, Any], warmup: int, runs: int) -> list[float]:
+    times = []
+    for index in range(warmup + runs):
+        status, _, elapsed = request(port, token, "POST", WHATIF_PATH, body)
+        if status != 200:
+            raise SystemExit(f"what-if answered {status}")
+        if index >= warmup:
+            times.append(elapsed)
+    return times
+
+
+def warm_every_worker(port: int, token: str, body: dict[str, Any], rounds: int = 2) -> None:
+    """As many what-ifs at once as there are workers: a sync worker takes one at a time,
+    so each answers one (and builds what it keeps between requests)."""
+    for _ in range(rounds):
+        threads = [
+            threading.Thread(target=request, args=(port, token, "POST", WHATIF_PATH, body))
+            for _ in range(WORKERS)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def engine_share(body: dict[str, Any]) -> tuple[float, float]:
+    """In-process split of one what-if: (read the mirror, run the engine), seconds."""
+    from topology.models import Cluster
+    from topology.services.whatif import mirror_snapshot, run_on_snapshot
+
+    start = time.perf_counter()
+    snapshot = mirror_snapshot(Cluster.objects.get(name=CLUSTER))
+    read = time.perf_counter() - start
+    start = time.perf_counter()
+    run_on_snapshot(snapshot, body["pod"], replicas=body["replicas"])
+    return read, time.perf_counter() - start
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def row(name: str, p50: float | str, p99: float | str, target: str, note: str = "") -> str:
+    def cell(value: float | str) -> str:
+        return f"{value:>10.1f}" if isinstance(value, float) else f"{value:>10}"
+
+    return f"{name:<58} {cell(p50)} {cell(p99)}  {target:<16} {note}"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def main() -> None:
+    options = parse_args()
+    server_url = postgres_server()
+    database_url, fresh = scratch_database(server_url, options.reuse_db)
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import django
+
+    django.setup()  # only now: settings read DATABASE_URL at import
+    server = None
+    try:
+        seconds = seed(options.nodes) if fresh else 0.0
+        token = operator_token()
+        port = free_port()
+        server = start_gunicorn(port, dict(os.environ))
+        wait_until_up(port, token)
+        report(options, port, token, seconds)
+    finally:
+        if server is not None:
+            stop_gunicorn(server)
+        if not options.keep_db:
+            drop_database(server_url)
+
+
+def report(options: argparse.Namespace, port: int, token: str, seeded: float) -> None:
+    from topology.models import Node, Pod
+
+    print(f"cluster {CLUSTER!r}: {Node.objects.count()} nodes, {Pod.objects.count()} pods"
+          + (f" (seeded in {seeded:.0f} s)" if seeded else " (reused)"))  # fmt: skip
+    print(f"gunicorn: {WORKERS} workers on 127.0.0.1:{port}\n")
+    print(row("measure (ms)", "p50", "p99", "target", "result"))
+    load = node_list_under_load(port, token, options)
+    p99 = percentile(load.latencies_ms, 0.99)
+    sent = len(load.latencies_ms)
+    print(row(f"GET nodes?page_size=100 at {options.rate:g}/s for {options.seconds:g} s",
+              statistics.median(load.latencies_ms), p99, "p99 <= 100 ms",
+              f"{verdict(p99 <= 100)}; {sent} sent, {load.errors} errors, "
+              f"{sent / load.wall_seconds:.1f}/s done"))  # fmt: skip
+    print(row("  (service time, from the actual send)", statistics.median(load.service_ms),
+              percentile(load.service_ms, 0.99), ""))  # fmt: skip
+    base, base_bytes = min(export_baseline() for _ in range(options.export_runs))
+    times, size = export_runs(port, token, options.export_runs)
+    ratio = min(times) / base
+    print(row(f"full export over HTTP ({size / 1e6:.1f} MB, best of {len(times)})",
+              statistics.median(times) * 1000, max(times) * 1000, "<= 2x baseline",
+              f"{verdict(ratio <= 2)}; {ratio:.1f}x"))  # fmt: skip
+    print(row(f"  baseline: values() + orjson, same rows ({base_bytes / 1e6:.1f} MB)",
+              base * 1000, base * 1000, ""))  # fmt: skip
+    warm_every_worker(port, token, {**next(iter(WHATIF_CASES.values())), "replicas": 1})
+    for name, body in WHATIF_CASES.items():
+        for replicas in (1, 10):
+            question = {**body, "replicas": replicas}
+            times = [t * 1000 for t in whatif_runs(port, token, question, options.warmup,
+                                                   options.whatif_runs)]  # fmt: skip
+            p99 = percentile(times, 0.99)
+            print(row(f"what-if {name}, replicas {replicas}", statistics.median(times), p99,
+                      "p99 <= 50 ms", f"{verdict(p99 <= 50)}; {p99 / 50:.1f}x the target, "
+                      f"n={len(times)}"))  # fmt: skip
+    read, engine = engine_share({**WHATIF_CASES[next(iter(WHATIF_CASES))], "replicas": 1})
+    print(
+        f"\nwhere a what-if's time goes (in-process, small pod): reading the mirror into a "
+        f"snapshot {read * 1000:.0f} ms, the engine and its JSON {engine * 1000:.0f} ms"
+    )
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--rate", type=float, default=20.0, help="node-list requests per second")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of the node-list load")
+    parser.add_argument("--in-flight", type=int, default=16, help="client threads (max in flight)")
+    parser.add_argument("--export-runs", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1, help="what-if warm-up requests per case")
+    parser.add_argument("--whatif-runs", type=int, default=3, help="timed what-ifs per case")
+    parser.add_argument("--keep-db", action="store_true", help=f"keep the {SCRATCH_DB} database")
+    parser.add_argument("--reuse-db", action="store_true", help="reuse a kept database as is")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""What-if capacity on a crane-scheduler node: copies counted per zone.
+
+The reference fills the node copy by copy, each copy's topology-result debiting the
+zones it names. Topology-aware, a copy lands whole in one zone that passes the
+shortfall check, and debits only that zone (zones with unique NUMA ids), so zones fill
+independently: the node takes the sum of what each zone takes, within what the
+node-level filters allow. Not topology-aware, crane's greedy fill never refuses a copy
+(unless it would panic on a scalar resource, which refuses every copy alike); the
+plugin skipping the pod refuses nothing either. Elsewhere None: fill copy by copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from scheduler_api.engine.crane import (
+    FIXED_RESOURCES,
+    CraneConfig,
+    CraneZone,
+    crane_zones,
+    published_amounts,
+    target_containers,
+    target_request,
+    topology_aware,
+)
+from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, PodSpec
+from scheduler_api.engine.whatif_systems import node_fit_count
+
+UNLIMITED = -1
+
+
+def _copies_of(free: int, wanted: int, debit: int) -> int:
+    """How many j >= 0 keep `wanted <= free - j * debit` (UNLIMITED without a debit)."""
+    if wanted > free:
+        return 0
+    return UNLIMITED if debit <= 0 else (free - wanted) // debit + 1
+
+
+def zone_copies(zone: CraneZone, request: Mapping[str, int]) -> int:
+    """Copies one zone takes: each must pass fitsRequestForNUMANode, then debits it."""
+    debit = published_amounts(dict(request))  # what the next cycle reads back
+    copies = UNLIMITED
+    for name in [*FIXED_RESOURCES, *(r for r in request if r not in FIXED_RESOURCES)]:
+        found = _copies_of(zone.free(name), request.get(name, 0), debit.get(name, 0))
+        if found != UNLIMITED:
+            copies = found if copies == UNLIMITED else min(copies, found)
+    return copies
+
+
+def aware_copies(node: NodeSnapshot, request: Mapping[str, int]) -> int | None:
+    """Copies a topology-aware node admits; None when zones share a NUMA id."""
+    zones = crane_zones(node)
+    if len({z.numa_id for z in zones}) != len(zones):
+        return None
+    if not zones:
+        return 0  # no zone passes the shortfall check
+    if not any(request.values()):
+        return UNLIMITED  # nothing requested, nothing debited
+    counts = [zone_copies(zone, request) for zone in zones]
+    return UNLIMITED if UNLIMITED in counts else sum(counts)
+
+
+def fill_count(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    config: CraneConfig,
+    request: Mapping[str, int],
+    limit: int,
+) -> int | None:
+    """Copies of `pod` `node` takes alone (at most `limit`); None: fill copy by copy."""
+    cap = node_fit_count(node, request, limit)
+    indices = () if pod.is_daemonset_pod else target_containers(pod, config)
+    if cap == 0 or not indices:
+        return cap  # the plugin skips the pod
+    if node.flavour is not Flavour.CRANE:
+        return 0
+    if node.crane_cpu_manager_policy != "Static":
+        return cap
+    aligned = target_request(pod, indices, config)
+    if not topology_aware(node, pod):
+        panics = crane_zones(node) and any(aligned.values()) and (
+            any(name not in FIXED_RESOURCES for name in aligned)
+        )  # fmt: skip
+        return 0 if panics else cap
+    copies = aware_copies(node, aligned)
+    if copies is None:
+        return None
+    return cap if copies == UNLIMITED else min(cap, copies)

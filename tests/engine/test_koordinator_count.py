@@ -1,0 +1,419 @@
+"""Koordinator by counting: Filter, Score and what-if capacity equal the reference's.
+
+`koordinator_fast` judges NUMA masks from counts and `koordinator_count` fills a node on
+books updated in place; the reference allocates for every mask and rebuilds the node
+after every copy. On random Koordinator nodes (1-8 NUMA zones on 1-2 sockets, SMT or
+not, SingleNUMANode / Restricted / BestEffort / None, FullPCPUs / SpreadByPCPUs bind
+policies, held cpusets with exclusive policies, reserved cpus, Reservations) both must
+give the same answers. KOORD_EXAMPLES=1000 for a deeper local run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from scheduler_api.engine import koordinator, koordinator_fast
+from scheduler_api.engine.koordinator import NodeRun, node_run, prefilter, resource_options
+from scheduler_api.engine.koordinator_count import fill_count, needs_picking, pick_cpus
+from scheduler_api.engine.koordinator_fast import (
+    books_of,
+    countable,
+    cpu_layout,
+    layout_of,
+    placed_amounts,
+)
+from scheduler_api.engine.koordinator_state import KoordConfig
+from scheduler_api.engine.results import Reason
+from scheduler_api.engine.snapshot import (
+    ANN_KOORD_NUMA_SPEC,
+    ANN_KOORD_RESERVATION_AFFINITY,
+    ANN_KOORD_RESOURCE_SPEC,
+    LABEL_CPU_BIND_POLICY,
+    LABEL_KOORD_QOS,
+    LABEL_NUMA_ALLOCATE_STRATEGY,
+    LABEL_NUMA_TOPOLOGY_POLICY,
+    AllocationSource,
+    ClusterSnapshot,
+    CPUExclusivePolicy,
+    Flavour,
+    LabelSelector,
+    NodeSnapshot,
+    PodAllocation,
+    PodSpec,
+    ReservationOwner,
+    ReservationPhase,
+    ReservationSnapshot,
+    ResourceAmounts,
+    Zone,
+)
+from scheduler_api.engine.whatif import evaluate
+from scheduler_api.engine.whatif_systems import SystemConfigs, pod_request
+from tests.engine.data_nrt_builders import container, pod
+
+GI = 2**30
+SETTINGS = settings(
+    max_examples=int(os.environ.get("KOORD_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+NRT_POLICIES = [
+    ("SingleNUMANodePodLevel",),
+    ("Restricted",),
+    ("BestEffort",),
+    ("None",),
+    ("BestEffortContainerLevel",),
+]
+EXCLUSIVE = [p.value for p in CPUExclusivePolicy]
+PHASES = [ReservationPhase.AVAILABLE] * 3 + [ReservationPhase.FAILED]
+Rows = list[tuple[int, int, int, int]]
+
+
+@st.composite
+def cpu_rows(draw: st.DrawFn) -> tuple[Rows, list[int]]:
+    """(cpu, core, socket, numa) rows; siblings numbered apart or side by side."""
+    sockets = draw(st.sampled_from([1, 1, 2]))
+    per_socket = draw(st.sampled_from([1, 1, 2, 2, 3, 4]))
+    cores = draw(st.integers(1, 6))
+    threads = draw(st.sampled_from([1, 2, 2]))
+    apart = draw(st.booleans())
+    total_cores = sockets * per_socket * cores
+    rows = []
+    for core in range(total_cores):
+        numa = core // cores
+        for thread in range(threads):
+            cpu = core + thread * total_cores if apart else core * threads + thread
+            rows.append((cpu, core, numa // per_socket, numa))
+    if draw(st.integers(0, 9)) == 0 and len(rows) > 1:
+        rows.pop(draw(st.integers(0, len(rows) - 1)))  # a non-uniform layout
+    return sorted(rows), list(range(sockets * per_socket))
+
+
+@st.composite
+def zones(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[Zone, ...]:
+    result = []
+    ragged = draw(st.integers(0, 7)) == 0
+    for numa in numas:
+        cpus = sum(1 for row in rows if row[3] == numa) * 1000
+        resources = {"cpu": ResourceAmounts(cpus, cpus - draw(st.sampled_from([0, 0, 500])), 0)}
+        if not (ragged and numa == numas[-1]):
+            memory = draw(st.integers(1, 8)) * GI
+            resources["memory"] = ResourceAmounts(memory, memory, memory)
+        result.append(Zone(numa, f"node-{numa}", resources))
+    return tuple(result)
+
+
+@st.composite
+def held_pods(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[PodAllocation, ...]:
+    cpus = [row[0] for row in rows]
+    held = []
+    for index in range(draw(st.integers(0, 3))):
+        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=4)))
+        numa = draw(st.sampled_from(numas))
+        amounts = {"cpu": draw(st.sampled_from([500, 1000, 2000])), "memory": GI}
+        held.append(PodAllocation(
+            "ns", f"held-{index}", f"uid-held-{index}", AllocationSource.KOORDINATOR,
+            cpuset=cpuset, numa_resources={numa: amounts} if draw(st.booleans()) else {},
+            cpu_exclusive_policy=CPUExclusivePolicy(draw(st.sampled_from(EXCLUSIVE))),
+            reservation_uid=draw(st.sampled_from(["", "", "uid-resv-0"])),
+        ))  # fmt: skip
+    if draw(st.booleans()):
+        pinned = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
+        held.append(PodAllocation("ns", "pinned", "uid-pinned", AllocationSource.KUBELET,
+                                  cpuset=pinned))  # fmt: skip
+    return tuple(held)
+
+
+@st.composite
+def koord_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    rows, numas = draw(cpu_rows())
+    cpus = [row[0] for row in rows]
+    labels: dict[str, str] = {}
+    bind = draw(st.sampled_from(["", "", "FullPCPUsOnly", "SpreadByPCPUs"]))
+    if bind:
+        labels[LABEL_CPU_BIND_POLICY] = bind
+    label_policy = draw(st.sampled_from(["", "", "", "SingleNUMANode", "Restricted", "BestEffort"]))
+    if label_policy:
+        labels[LABEL_NUMA_TOPOLOGY_POLICY] = label_policy
+    if draw(st.integers(0, 3)) == 0:
+        labels[LABEL_NUMA_ALLOCATE_STRATEGY] = "MostAllocated"
+    full_pcpus = draw(st.integers(0, 5)) == 0
+    return NodeSnapshot(
+        name="k1",
+        flavour=Flavour.KOORDINATOR,
+        labels=labels,
+        allocatable={"cpu": len(cpus) * 1000, "memory": 64 * GI, "pods": draw(st.integers(1, 14))},
+        requested={"cpu": draw(st.sampled_from([0, 0, 1000])), "pods": 0},
+        topology_policies=draw(st.sampled_from(NRT_POLICIES)),
+        zones=draw(zones(rows, numas)),
+        cpus=tuple(rows),
+        cpu_manager_policy="static" if full_pcpus else "",
+        cpu_manager_options={"full-pcpus-only": "true"} if full_pcpus else {},
+        kubelet_reserved_cpus=frozenset(draw(st.sets(st.sampled_from(cpus), max_size=3))),
+        allocations=draw(held_pods(rows, numas)),
+    )
+
+
+@st.composite
+def reservations(draw: st.DrawFn, node: NodeSnapshot) -> tuple[ReservationSnapshot, ...]:
+    cpus = [row[0] for row in node.cpus]
+    numas = [zone.numa_id for zone in node.zones]
+    result = []
+    for index in range(draw(st.sampled_from([0, 0, 1, 2]))):
+        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
+        numa = draw(st.sampled_from(numas))
+        reserved = {numa: {"cpu": 1000 * max(len(cpuset), 1)}} if draw(st.booleans()) else {}
+        result.append(ReservationSnapshot(
+            name=f"resv-{index}", uid=f"uid-resv-{index}", node_name=node.name,
+            phase=draw(st.sampled_from(PHASES)),
+            owners=(ReservationOwner(label_selector=LabelSelector(
+                {"app": draw(st.sampled_from(["x", "y"]))})),),
+            allocatable={"cpu": 1000 * max(len(cpuset), 1)},
+            allocate_once=draw(st.booleans()),
+            cpuset=cpuset,
+            numa_resources=reserved,
+        ))  # fmt: skip
+    return tuple(result)
+
+
+@st.composite
+def koord_pods(draw: st.DrawFn) -> PodSpec:
+    cpu = draw(st.sampled_from(["500m", "1", "2", "2", "3", "4", "4", "6"]))
+    resources = {"cpu": cpu, "memory": draw(st.sampled_from(["256Mi", "1Gi", "3Gi"]))}
+    labels = {"app": draw(st.sampled_from(["x", "z"]))}
+    qos = draw(st.sampled_from(["LSR", "LSR", "LSE", "LS", ""]))
+    if qos:
+        labels[LABEL_KOORD_QOS] = qos
+    annotations: dict[str, str] = {}
+    spec: dict[str, str] = {}
+    hardness = draw(st.sampled_from(["", "required", "preferred"]))
+    if hardness:
+        policy = draw(st.sampled_from(["FullPCPUs", "SpreadByPCPUs", "Default"]))
+        spec[f"{hardness}CPUBindPolicy"] = policy
+    exclusive = draw(st.sampled_from(["", "", "PCPULevel", "NUMANodeLevel"]))
+    if exclusive:
+        spec["preferredCPUExclusivePolicy"] = exclusive
+    if spec or draw(st.booleans()):
+        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec)
+    if draw(st.integers(0, 3)) == 0:  # mostly no policy of its own: exclusivity only
+        numa_spec = {
+            "numaTopologyPolicy": draw(
+                st.sampled_from(["SingleNUMANode", "Restricted", "", "", ""])
+            ),
+            "singleNUMANodeExclusive": draw(st.sampled_from(["Required", "Required", "Preferred"])),
+        }
+        annotations[ANN_KOORD_NUMA_SPEC] = json.dumps(numa_spec)
+    if draw(st.integers(0, 9)) == 0:
+        annotations[ANN_KOORD_RESERVATION_AFFINITY] = "{}"
+    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
+               priority=draw(st.sampled_from([9000, 9000, 5000, None])))  # fmt: skip
+
+
+CONFIGS = st.sampled_from(
+    [
+        KoordConfig(),
+        KoordConfig(numa_scoring_strategy="MostAllocated", scoring_strategy="MostAllocated"),
+        KoordConfig(resource_weights={"cpu": 3, "memory": 1}),
+    ]
+)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]]:
+    node = draw(koord_nodes())
+    return node, draw(koord_pods()), draw(reservations(node))
+
+
+@SETTINGS
+@given(cases(), CONFIGS)
+def test_counting_filter_and_score_equal_the_reference(
+    case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
+) -> None:
+    node, spec, held = case
+    want = koordinator.evaluate(node, spec, config=config, reservations=held)
+    got = koordinator_fast.evaluate(node, spec, config=config, reservations=held)
+    event(f"fits: {want.fits}; uniform layout: {cpu_layout(node.cpus).uniform}")
+    assert got == want
+
+
+@SETTINGS
+@given(cases(), CONFIGS)
+def test_counting_filter_then_a_real_reserve_equals_the_reference_allocation(
+    case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
+) -> None:
+    node, spec, held = case
+    want = koordinator.allocate(node, spec, config=config, reservations=held)
+    got = koordinator_fast.allocate(node, spec, config=config, reservations=held)
+    assert got == want
+
+
+def _kind(
+    node: NodeSnapshot,
+    spec: PodSpec,
+    config: KoordConfig,
+    held: tuple[ReservationSnapshot, ...],
+    counted: int | None,
+) -> str:
+    """Which way the count went, for the statistics (pytest --hypothesis-show-statistics)."""
+    if counted is None:
+        return "left to the reference"
+    state = prefilter(spec, config)
+    run = node_run(node, spec, state, held, config) if not (state.error or state.skip) else None
+    if not isinstance(run, NodeRun):
+        return "counted: refused or skipped before the books"
+    opts = resource_options(run, None)
+    mode = "picking" if needs_picking(run, opts) else "counting"
+    return f"counted by {mode}: policy {run.numa_policy or 'none'}, bind {opts.cpu_bind_policy}"
+
+
+@SETTINGS
+@given(cases(), CONFIGS)
+def test_the_fast_capacity_count_equals_filling_copy_by_copy(
+    case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
+) -> None:
+    node, spec, held = case
+    judgement = evaluate(ClusterSnapshot((node,), held), spec, scheduler="koordinator")._judgement
+    judgement.configs = SystemConfigs(koordinator=config)
+    reference = judgement.fill_copy_by_copy(0, 40, fast=False)
+    counted = fill_count(node, spec, config, held, pod_request(spec), 40)
+    event(_kind(node, spec, config, held, counted))
+    event(f"copies: {min(reference, 3)}{'+' if reference > 3 else ''}")
+    assert judgement.fill_node(0, 40) == (reference, node.name)
+    if counted is not None:
+        assert counted == reference
+
+
+@SETTINGS
+@given(cases(), CONFIGS)
+def test_picking_takes_the_cpus_reserve_takes(
+    case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
+) -> None:
+    node, spec, held = case
+    state = prefilter(spec, config)
+    run = node_run(node, spec, state, held, config) if not (state.error or state.skip) else None
+    if not isinstance(run, NodeRun) or not run.request_cpu_bind:
+        return
+    layout = layout_of(run)
+    outcome = koordinator.filter_run(run, koordinator.REFERENCE_OPS)
+    if not countable(run, layout) or not outcome.result.fits:
+        return
+    reference = koordinator.place(run, outcome.hint)
+    opts = resource_options(run, outcome.hint)
+    amounts = placed_amounts(run, opts, books_of(run, opts, layout), outcome.hint)
+    if isinstance(reference, Reason) or isinstance(amounts, Reason) or not amounts:
+        return
+    picked = pick_cpus(run, opts, layout, amounts)
+    event("picked" if picked is not None else "left to Reserve")
+    assert picked is None or picked == reference.allocation.cpuset
+
+
+def _two_numa_node(reserved: frozenset[int]) -> NodeSnapshot:
+    rows = tuple((cpu, cpu, 0, cpu // 4) for cpu in range(8))
+    return NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 8000, "memory": 8 * GI, "pods": 10},
+        topology_policies=("Restricted",), labels={LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"},
+        zones=tuple(Zone(n, f"node-{n}", {"cpu": ResourceAmounts(4000, 4000, 4000)})
+                    for n in (0, 1)),
+        cpus=rows, kubelet_reserved_cpus=reserved,
+    )  # fmt: skip
+
+
+def test_a_copy_on_one_numa_node_keeps_the_next_exclusive_copy_off_it() -> None:
+    """singleNUMANodeExclusive=Required: a NUMA node used by a single-NUMA copy may not
+    join a wider hint, so the second 3-cpu copy finds no admissible hint."""
+    node = _two_numa_node(reserved=frozenset({6, 7}))  # NUMA 1 keeps 2 usable cpus
+    exclusive = {ANN_KOORD_NUMA_SPEC: json.dumps({"singleNUMANodeExclusive": "Required"})}
+    spec = pod(container("c", {"cpu": "3", "memory": "1Gi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000, annotations=exclusive)  # fmt: skip
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 10, fast=False) == 1
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 10) == 1
+
+
+def test_without_exclusivity_the_second_copy_spans_both_numa_nodes() -> None:
+    node = _two_numa_node(reserved=frozenset({6, 7}))
+    spec = pod(container("c", {"cpu": "3", "memory": "1Gi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 10, fast=False) == 2
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 10) == 2
+
+
+def test_cpus_held_without_numa_amounts_bound_the_count() -> None:
+    """koordlet-held cpus (no NUMA amounts published) leave the NRT amounts untouched:
+    only the counted cpus say that two 2-cpu copies fit, not four."""
+    rows = tuple((cpu, cpu, 0, 0) for cpu in range(8))
+    held = PodAllocation("ns", "old", "uid-old", AllocationSource.KOORDINATOR,
+                         cpuset=frozenset({0, 1, 2, 3}))  # fmt: skip
+    node = NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 8000, "memory": 8 * GI, "pods": 10},
+        topology_policies=("SingleNUMANodePodLevel",),
+        labels={LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"},
+        zones=(Zone(0, "node-0", {"cpu": ResourceAmounts(8000, 8000, 8000)}),),
+        cpus=rows, allocations=(held,),
+    )  # fmt: skip
+    spec = pod(container("c", {"cpu": "2", "memory": "1Gi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 10, fast=False) == 2
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 10) == 2
+
+
+def test_shared_numa_nodes_take_no_single_numa_copy_of_an_exclusive_pod() -> None:
+    """singleNUMANodeExclusive=Required: NUMA nodes a multi-NUMA pod uses ("shared") take
+    no single-NUMA copy. The first 4-cpu copy spans both; NUMA 0's 4 cpus left over stay
+    unused, though they could hold a second copy alone."""
+    rows = tuple((cpu, cpu, 0, cpu // 8) for cpu in range(16))
+    spanning = PodAllocation("ns", "old", "uid-old", AllocationSource.KOORDINATOR,
+                             cpuset=frozenset({0, 8}))  # fmt: skip
+    node = NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 16000, "memory": 8 * GI, "pods": 10},
+        topology_policies=("Restricted",), labels={LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"},
+        zones=tuple(Zone(n, f"node-{n}", {"cpu": ResourceAmounts(8000, 8000, 8000)})
+                    for n in (0, 1)),
+        cpus=rows, allocations=(spanning,),
+        kubelet_reserved_cpus=frozenset({1, 9, 10, 11, 12, 13}),
+    )  # fmt: skip
+    exclusive = {ANN_KOORD_NUMA_SPEC: json.dumps({"singleNUMANodeExclusive": "Required"})}
+    spec = pod(container("c", {"cpu": "4", "memory": "1Gi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000, annotations=exclusive)  # fmt: skip
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 10, fast=False) == 1
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 10) == 1
+
+
+@pytest.mark.parametrize(
+    ("zone_cpu", "copies"),
+    [
+        pytest.param(6000, 6, id="the-numa-amounts-run-out-first"),
+        pytest.param(16000, 8, id="the-cores-run-out-first"),
+    ],
+)
+def test_spread_copies_fill_each_numa_node_until_its_amounts_or_cores_run_out(
+    zone_cpu: int, copies: int
+) -> None:
+    """SpreadByPCPUs takes one thread per core, so a core leaves the pool only once both
+    its threads are gone: 2 NUMA nodes x 4 cores x 2 threads take eight 2-cpu copies,
+    unless the NRT runs out of cpu amount first."""
+    rows = tuple((cpu, cpu % 8, 0, (cpu % 8) // 4) for cpu in range(16))
+    node = NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 32000, "memory": 8 * GI, "pods": 20},
+        topology_policies=("SingleNUMANodePodLevel",),
+        labels={LABEL_CPU_BIND_POLICY: "SpreadByPCPUs"},
+        zones=tuple(Zone(n, f"node-{n}", {"cpu": ResourceAmounts(zone_cpu, zone_cpu, 0)})
+                    for n in (0, 1)),
+        cpus=rows,
+    )  # fmt: skip
+    spec = pod(container("c", {"cpu": "2", "memory": "256Mi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 20, fast=False) == copies
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 20) == copies
