@@ -387,6 +387,16 @@ class NodePolicy(models.Model):
     )
     updated_at = models.DateTimeField(auto_now=True)
 
+    FIELDS = (  # the desired-state fields, in the order every page and API lists them
+        "numa_topology_policy",
+        "numa_allocate_strategy",
+        "cpu_bind_policy",
+        "crane_topology_awareness",
+        "reservation_cpus",
+        "reservation_cpu_count",
+        "reservation_apply_policy",
+    )
+
     class Meta:
         verbose_name_plural = "node policies"
 

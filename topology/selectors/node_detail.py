@@ -13,7 +13,15 @@ from dataclasses import dataclass, field, replace
 from django.shortcuts import get_object_or_404
 
 from topology.choices import CPUState
-from topology.models import Cluster, Node, NodeTopology, Pod, PodAllocation, Reservation
+from topology.models import (
+    Cluster,
+    Node,
+    NodePolicy,
+    NodeTopology,
+    Pod,
+    PodAllocation,
+    Reservation,
+)
 from topology.selectors.common import related_or_none
 from topology.selectors.overview import node_row, zones_of
 from topology.selectors.types import NodeRow, ZoneCell
@@ -211,15 +219,7 @@ def desired_policy_rows(node: Node) -> list[tuple[str, str]]:
     desired = related_or_none(node, "desired_policy")
     if desired is None:
         return []
-    names = (
-        "numa_topology_policy",
-        "numa_allocate_strategy",
-        "cpu_bind_policy",
-        "crane_topology_awareness",
-        "reservation_cpus",
-        "reservation_cpu_count",
-        "reservation_apply_policy",
-    )
+    names = NodePolicy.FIELDS
     values = [(n.replace("_", " "), getattr(desired, n)) for n in names]
     return [(n, str(v)) for n, v in values if v not in (None, "")]
 

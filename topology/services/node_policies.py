@@ -33,15 +33,7 @@ from topology.editing.node_policy_selector import SelectorError, parse_selector,
 from topology.models import Cluster, Node, NodePolicy, NodeTopology, PodAllocation
 from topology.services.cpu_state import pod_claims
 
-POLICY_FIELDS = (
-    "numa_topology_policy",
-    "numa_allocate_strategy",
-    "cpu_bind_policy",
-    "crane_topology_awareness",
-    "reservation_cpus",
-    "reservation_cpu_count",
-    "reservation_apply_policy",
-)
+POLICY_FIELDS = NodePolicy.FIELDS
 FINISHED_PHASES = ("Succeeded", "Failed")
 NON_FIELD = "__all__"
 

@@ -19,17 +19,7 @@ class NodePolicySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = NodePolicy
-        fields = [
-            "node",
-            "numa_topology_policy",
-            "numa_allocate_strategy",
-            "cpu_bind_policy",
-            "crane_topology_awareness",
-            "reservation_cpus",
-            "reservation_cpu_count",
-            "reservation_apply_policy",
-            "updated_at",
-        ]
+        fields = ["node", *NodePolicy.FIELDS, "updated_at"]
         read_only_fields = ["updated_at"]
         extra_kwargs = {
             "reservation_cpu_count": {
