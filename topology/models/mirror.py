@@ -1,34 +1,25 @@
-"""The mirror of each cluster (observed state) and what admins want (desired state).
+"""The mirror of each cluster: observed state, written only by the import/sync services.
 
-Observed rows are written only by the import/sync services; admin shows them
-read-only. Amounts are exact integers in base units (millicores, bytes, counts).
+Admin shows these rows read-only. Amounts are exact integers in base units (millicores,
+bytes, counts).
 """
 
 from __future__ import annotations
 
 from array import array
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 
 from topology.choices import (
     AllocationSource,
-    ApplyStatus,
-    ConnectionMode,
     CPUTopologySource,
     Flavour,
-    KoordNUMATopologyPolicy,
-    NodeCPUBindPolicy,
-    NUMAAllocateStrategy,
     QOSClass,
     ResctrlClass,
     ReservationApplyPolicy,
     ReservationPhase,
-    SyncResource,
     TopologyManagerPolicy,
     TopologyManagerScope,
-    WriteKind,
 )
 
 CPUTuple = tuple[int, int, int, int]
@@ -365,45 +356,6 @@ class ResctrlSetting(models.Model):
         return f"{self.strategy} {self.get_qos_class_display()}"
 
 
-class NodePolicy(models.Model):
-    """Desired state for a node, kept apart from what was observed. Null means 'leave as is'."""
-
-    node = models.OneToOneField(Node, on_delete=models.CASCADE, related_name="desired_policy")
-    # null ("leave as observed") must differ from "" (Koordinator's None policy).
-    numa_topology_policy = models.CharField(  # noqa: DJ001
-        max_length=32, choices=KoordNUMATopologyPolicy.choices, null=True, blank=True
-    )
-    numa_allocate_strategy = models.CharField(  # noqa: DJ001
-        max_length=32, choices=NUMAAllocateStrategy.choices, null=True, blank=True
-    )
-    cpu_bind_policy = models.CharField(  # noqa: DJ001
-        max_length=32, choices=NodeCPUBindPolicy.choices, null=True, blank=True
-    )
-    crane_topology_awareness = models.BooleanField(null=True, blank=True)
-    reservation_cpus = models.TextField(blank=True, help_text="cpulist to reserve")
-    reservation_cpu_count = models.PositiveIntegerField(null=True, blank=True)
-    reservation_apply_policy = models.CharField(
-        max_length=32, choices=ReservationApplyPolicy.choices, blank=True
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    FIELDS = (  # the desired-state fields, in the order every page and API lists them
-        "numa_topology_policy",
-        "numa_allocate_strategy",
-        "cpu_bind_policy",
-        "crane_topology_awareness",
-        "reservation_cpus",
-        "reservation_cpu_count",
-        "reservation_apply_policy",
-    )
-
-    class Meta:
-        verbose_name_plural = "node policies"
-
-    def __str__(self) -> str:
-        return f"desired policy of {self.node}"
-
-
 class NodeFigures(models.Model):
     """Derived per-node capacity, recomputed periodically from the mirror by the engine.
 
@@ -432,203 +384,3 @@ class NodeFigures(models.Model):
 
     def __str__(self) -> str:
         return f"figures of {self.node}"
-
-
-class ClusterConnection(models.Model):
-    """How Topolens reaches a cluster's API server: the only rows that hold credentials.
-
-    Kept apart from Cluster so that nothing that lists, logs or serialises a Cluster can
-    leak where its credentials live. `__str__` names the cluster only.
-    """
-
-    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="connection")
-    mode = models.CharField(max_length=16, choices=ConnectionMode.choices)
-    kubeconfig_path = models.CharField(
-        max_length=1024, blank=True, help_text="path of a kubeconfig file the workers can read"
-    )
-    context = models.CharField(
-        max_length=253, blank=True, help_text="kubeconfig context; empty: its current context"
-    )
-    enabled = models.BooleanField(
-        default=True, help_text="keep the mirror synced: watch, and resync periodically"
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return f"connection of {self.cluster.name}"
-
-    def clean(self) -> None:
-        if self.mode == ConnectionMode.KUBECONFIG and not self.kubeconfig_path:
-            raise ValidationError({"kubeconfig_path": "a kubeconfig connection needs its path"})
-        if self.mode == ConnectionMode.IN_CLUSTER and (self.kubeconfig_path or self.context):
-            raise ValidationError("an in-cluster connection takes no kubeconfig path or context")
-
-
-class SyncState(models.Model):
-    """How fresh one collection of one cluster is; written by the sync, read by everyone.
-
-    `synced_through` is the time up to which the mirror of this collection is known equal
-    to the cluster: the end of the last full list, or the receipt of the last event or
-    bookmark applied while the watch was healthy.
-    """
-
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_states")
-    resource = models.CharField(max_length=64, choices=SyncResource.choices)
-    served = models.BooleanField(default=True, help_text="false: the cluster does not serve it")
-    skipped_reason = models.CharField(max_length=300, blank=True, help_text="why it is not synced")
-    api_version = models.CharField(max_length=128, blank=True, help_text="group/version read")
-    resource_version = models.CharField(max_length=64, blank=True, help_text="last one seen")
-    last_full_list_at = models.DateTimeField(null=True, blank=True)
-    listed_count = models.PositiveIntegerField(default=0, help_text="objects in the last list")
-    last_event_at = models.DateTimeField(null=True, blank=True)
-    last_bookmark_at = models.DateTimeField(null=True, blank=True)
-    events_applied = models.PositiveBigIntegerField(default=0)
-    synced_through = models.DateTimeField(null=True, blank=True)
-    lag_seconds = models.FloatField(
-        null=True, blank=True, help_text="event received → committed, worst of the last batch"
-    )
-    consecutive_errors = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    last_error_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["cluster", "resource"]
-        constraints = [
-            models.UniqueConstraint(fields=["cluster", "resource"], name="sync_state_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.cluster.name}: {self.resource}"
-
-
-class SyncError(models.Model):
-    """One object the sync could not mirror, and why; cleared when it syncs again."""
-
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_errors")
-    resource = models.CharField(max_length=64, choices=SyncResource.choices)
-    object_name = models.CharField(max_length=512, help_text="name, or namespace/name")
-    field = models.CharField(max_length=512, blank=True)
-    message = models.TextField()
-    first_seen_at = models.DateTimeField()
-    last_seen_at = models.DateTimeField()
-    occurrences = models.PositiveIntegerField(default=1)
-
-    class Meta:
-        ordering = ["-last_seen_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["cluster", "resource", "object_name"], name="sync_error_unique"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.resource} {self.object_name}: {self.field}"
-
-
-class SyncLease(models.Model):
-    """Which session watches a cluster now: at most one live owner, renewed while it runs.
-
-    A periodic full resync asks the live owner to re-list (so that its list and the
-    watch's events are applied in order) instead of writing beside it.
-    """
-
-    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="sync_lease")
-    owner = models.CharField(max_length=200, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    resync_requested_at = models.DateTimeField(null=True, blank=True)
-    watch_enqueued_at = models.DateTimeField(
-        null=True, blank=True, help_text="a watch task is queued: do not queue another"
-    )
-
-    def __str__(self) -> str:
-        return f"sync lease of {self.cluster.name}"
-
-
-class ReferencePod(models.Model):
-    """A pod shape operators keep to preview what a draft policy does to placement.
-
-    With no saved ones, previews use a 4-, 8- and 16-CPU exclusive pod. `manifest`, when
-    set, is a whole Pod manifest and wins over `cpus` / `memory`.
-    """
-
-    cluster = models.ForeignKey(
-        Cluster,
-        on_delete=models.CASCADE,
-        related_name="reference_pods",
-        null=True,
-        blank=True,
-        help_text="empty: used for every cluster",
-    )
-    name = models.SlugField(max_length=100)
-    cpus = models.PositiveIntegerField(default=4, help_text="exclusive CPUs (Guaranteed pod)")
-    memory = models.CharField(max_length=32, default="1Gi", help_text="a Kubernetes quantity")
-    manifest = models.JSONField(null=True, blank=True, help_text="a Pod manifest; wins if set")
-
-    class Meta:
-        ordering = ["cpus", "name"]
-        constraints = [
-            models.UniqueConstraint(fields=["cluster", "name"], name="reference_pod_unique")
-        ]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class QoSDraft(models.Model):
-    """An edited slo-controller-config ConfigMap `data`, waiting to be applied.
-
-    `data` holds every ConfigMap key as text, as it would be written; `base_resource_version`
-    is the ConfigMap version the edit started from, which guards the write-back.
-    """
-
-    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="qos_draft")
-    data = models.JSONField(default=dict, help_text="ConfigMap data key → text")
-    base_resource_version = models.CharField(max_length=64, blank=True)
-    updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name = "QoS draft"
-
-    def __str__(self) -> str:
-        return f"QoS draft of {self.cluster.name}"
-
-
-class ApplyRecord(models.Model):
-    """The audit trail: one row per write-back Topolens attempted, whatever came of it.
-
-    Names are copied, not only linked, so that history survives a deleted cluster or user.
-    """
-
-    cluster = models.ForeignKey(
-        Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="applies"
-    )
-    cluster_name = models.CharField(max_length=100)
-    kind = models.CharField(max_length=32, choices=WriteKind.choices)
-    object_name = models.CharField(max_length=512, help_text="name, or namespace/name")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    username = models.CharField(max_length=150)
-    requested_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    patch = models.JSONField(default=dict, help_text="the exact body sent")
-    diff = models.TextField(blank=True, help_text="unified diff, before → after")
-    resource_version_before = models.CharField(max_length=64, blank=True)
-    resource_version_after = models.CharField(max_length=64, blank=True)
-    status = models.CharField(
-        max_length=16, choices=ApplyStatus.choices, default=ApplyStatus.PENDING, db_index=True
-    )
-    message = models.TextField(blank=True)
-    cluster_version = models.JSONField(
-        null=True, blank=True, help_text="on a conflict: the object as the cluster has it now"
-    )
-
-    class Meta:
-        ordering = ["-requested_at", "-id"]
-        indexes = [models.Index(fields=["cluster_name", "-requested_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.object_name} on {self.cluster_name}: {self.status}"

@@ -1,0 +1,56 @@
+"""The mirror of each cluster (observed state) and what admins want (desired state).
+
+Observed rows are written only by the import/sync services; admin shows them
+read-only. Amounts are exact integers in base units (millicores, bytes, counts).
+One module per topic; every model is importable from `topology.models`.
+"""
+
+from topology.models.desired import ApplyRecord, NodePolicy, QoSDraft, ReferencePod
+from topology.models.mirror import (
+    Cluster,
+    CPUTuple,
+    Node,
+    NodeCPUReservation,
+    NodeFigures,
+    NodeTopology,
+    ObservedModel,
+    Pod,
+    PodAllocation,
+    QoSConfig,
+    QoSStrategy,
+    ResctrlSetting,
+    Reservation,
+    Zone,
+    ZoneResource,
+    decode_cpus,
+    encode_cpus,
+)
+from topology.models.sync import ClusterConnection, SyncError, SyncLease, SyncState
+
+__all__ = [
+    "ApplyRecord",
+    "CPUTuple",
+    "Cluster",
+    "ClusterConnection",
+    "Node",
+    "NodeCPUReservation",
+    "NodeFigures",
+    "NodePolicy",
+    "NodeTopology",
+    "ObservedModel",
+    "Pod",
+    "PodAllocation",
+    "QoSConfig",
+    "QoSDraft",
+    "QoSStrategy",
+    "ReferencePod",
+    "Reservation",
+    "ResctrlSetting",
+    "SyncError",
+    "SyncLease",
+    "SyncState",
+    "Zone",
+    "ZoneResource",
+    "decode_cpus",
+    "encode_cpus",
+]
