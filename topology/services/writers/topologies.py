@@ -28,7 +28,7 @@ from topology.parsers.nrt import TopologyRecord
 from topology.policies import resolve_policy
 from topology.services.hashing import EncodedRecord, encode_record
 from topology.services.writers.bulk import bulk_update
-from topology.services.writers.common import BatchResult, Outcome, latest_by_key
+from topology.services.writers.common import BatchResult, Outcome, latest_by_key, namespaced
 from topology.services.writers.rows import JsonText, insert_rows, update_rows
 
 # Every column topology_row sets, in its order (node_id first).
@@ -279,7 +279,10 @@ def _replace_zones(changed: Changed, *, replaced: list[int]) -> None:
 
 
 def _replace_kubelet_allocations(cluster: Cluster, changed: Changed) -> None:
-    """koordlet's pod-cpu-allocs: the CPUs kubelet pinned, linked to pods already mirrored."""
+    """koordlet's pod-cpu-allocs: the CPUs kubelet pinned, linked to pods already mirrored.
+
+    A pod runs on one node, so one claim per pod is kept (see `_one_claim_per_pod`).
+    """
     names = [node.name for node, _, _ in changed]
     if not names:
         return
@@ -301,6 +304,7 @@ def _replace_kubelet_allocations(cluster: Cluster, changed: Changed) -> None:
         .order_by()
         .values_list("pk", "node_name", "namespace", "name")
     }
+    claims = _one_claim_per_pod(cluster, allocations, pods)
     insert_rows(
         PodAllocation,
         _KUBELET_ALLOCATION_COLUMNS,
@@ -309,17 +313,44 @@ def _replace_kubelet_allocations(cluster: Cluster, changed: Changed) -> None:
                 cluster.pk,
                 node.pk,
                 node.name,
-                pods.get((node.name, a.namespace, a.name)),
+                pod_pk,
                 a.namespace,
                 a.name,
                 a.uid,
                 AllocationSource.KUBELET,
                 format_cpulist(a.cpuset),
             )
-            for node, a in allocations
+            for node, a, pod_pk in claims
         ],
         ids=False,
     )
+
+
+def _one_claim_per_pod(
+    cluster: Cluster,
+    allocations: list[tuple[Node, Any]],
+    pods: dict[tuple[str, str, str], int],
+) -> list[tuple[Node, Any, int | None]]:
+    """Two koordlets may both list a pod (one of them stale, e.g. after a reschedule).
+
+    The claim from the node the pod is mirrored on wins, within the batch and over a row
+    another node's NRT wrote earlier; otherwise the first claim stands and an existing
+    row elsewhere is kept. Never two rows for one pod: the mirror's key forbids it.
+    """
+    chosen: dict[tuple[str, str], tuple[Node, Any, int | None]] = {}
+    for node, a in allocations:
+        key = (a.namespace, a.name)
+        pod_pk = pods.get((node.name, *key))
+        if key not in chosen or (chosen[key][2] is None and pod_pk is not None):
+            chosen[key] = (node, a, pod_pk)
+    elsewhere = PodAllocation.objects.filter(
+        namespaced(chosen, "pod_name"), cluster=cluster, source=AllocationSource.KUBELET
+    )
+    beaten = [key for key in elsewhere.values_list("namespace", "pod_name") if chosen[key][2]]
+    if beaten:
+        elsewhere.filter(namespaced(beaten, "pod_name")).delete()
+    held = set(elsewhere.values_list("namespace", "pod_name"))
+    return [claim for key, claim in chosen.items() if key not in held]
 
 
 def _store_resolved_reservations(changed: Changed) -> None:
