@@ -12,12 +12,11 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from scheduler_api.engine.snapshot import ClusterSnapshot
-from topology.adapters.mirror import cluster_snapshot
 from topology.editing.node_policy_diff import DesiredPolicy
 from topology.editing.node_policy_snapshot import with_draft_policy
 from topology.models import Cluster, NodePolicy
 
-__all__ = ["draft_cluster_snapshot", "drafts_by_node", "with_drafts"]
+__all__ = ["drafts_by_node", "stored_drafts", "with_drafts"]
 
 
 def drafts_by_node(policies: Iterable[NodePolicy]) -> dict[str, DesiredPolicy]:
@@ -37,14 +36,3 @@ def with_drafts(snapshot: ClusterSnapshot, drafts: Mapping[str, DesiredPolicy]) 
         for node in snapshot.nodes
     )
     return dataclasses.replace(snapshot, nodes=nodes)
-
-
-def draft_cluster_snapshot(
-    cluster: Cluster,
-    *,
-    policies: Iterable[NodePolicy] | None = None,
-    names: Iterable[str] | None = None,
-) -> ClusterSnapshot:
-    """The cluster's mirror with draft policies applied: the saved ones unless given."""
-    drafts = stored_drafts(cluster) if policies is None else drafts_by_node(policies)
-    return with_drafts(cluster_snapshot(cluster, names=names), drafts)

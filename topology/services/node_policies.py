@@ -66,6 +66,14 @@ class NodePolicyError(ValueError):
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.field_errors.items()))
 
 
+def _stored_policy(node: Node) -> NodePolicy | None:
+    """The node's saved policy; no query when the node came with `desired_policy` joined."""
+    try:
+        return node.desired_policy
+    except ObjectDoesNotExist:
+        return None
+
+
 def _topology(node: Node) -> NodeTopology | None:
     try:
         return node.topology
@@ -172,7 +180,7 @@ def _checked(policy: NodePolicy) -> list[PolicyIssue]:
 
 def draft_policy(node: Node, values: Mapping[str, Any], *, replace: bool = False) -> NodePolicy:
     """The node's policy with `values` set, not saved (for a preview or a check)."""
-    policy = NodePolicy.objects.filter(node=node).first() or NodePolicy(node=node)
+    policy = _stored_policy(node) or NodePolicy(node=node)
     policy.node = node
     _set_fields(policy, values, replace=replace)
     return policy
@@ -197,7 +205,8 @@ def node_policy_save(
 def nodes_matching(*, cluster: Cluster, selector: str) -> list[Node]:
     """The cluster's nodes whose labels the selector matches, by name (SelectorError if bad)."""
     parsed = parse_selector(selector)
-    nodes = Node.objects.filter(cluster=cluster).select_related("topology").order_by("name")
+    nodes = Node.objects.filter(cluster=cluster).select_related("topology", "desired_policy")
+    nodes = nodes.order_by("name")
     return [node for node in nodes if selector_matches(parsed, node.labels or {})]
 
 
@@ -245,7 +254,7 @@ def node_policies_bulk_edit(
         raise NodePolicyError({NON_FIELD: ["choose at least one field to set"]})
     result, failures = BulkEditResult(), {}
     for node in nodes_matching(cluster=cluster, selector=selector):
-        existed = NodePolicy.objects.filter(node=node).exists()
+        existed = _stored_policy(node) is not None
         try:
             _policy, issues = node_policy_save(node=node, values=values)
         except NodePolicyError as error:

@@ -19,7 +19,7 @@ from scheduler_api.engine.nrt_match import ScoringStrategy
 from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
 from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
 from topology.adapters import pod_spec_of
-from topology.adapters.drafts import draft_cluster_snapshot
+from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.parsers.pod import parse_pod
@@ -213,10 +213,9 @@ def mirror_snapshot(cluster: Cluster, *, use_draft_policies: bool = False) -> Cl
     With `use_draft_policies`, every node that has a saved NodePolicy is seen with its
     desired labels and reservation annotation, as if they were already applied.
     """
+    snapshot = cached_cluster_snapshot(cluster)
     if use_draft_policies:
-        snapshot = draft_cluster_snapshot(cluster)
-    else:
-        snapshot = cached_cluster_snapshot(cluster)
+        snapshot = with_drafts(snapshot, stored_drafts(cluster))
     # A cached snapshot was read earlier: date it now, by the one data-age rule.
     return dataclasses.replace(
         snapshot, taken_at=timezone.now(), data_as_of=data_age(cluster).as_of

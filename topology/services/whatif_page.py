@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -288,15 +288,17 @@ def decided_cpuset(
     """The CPUs the engine would pick on `node` for the first replica.
 
     The answer's JSON carries a cpuset only for the few top-ranked nodes (allocating
-    is the costly step); this allocates one more node, the one being drawn.
+    is the costly step); this allocates one more node, the one being drawn. A node's
+    cpuset depends on that node alone, so only it is judged.
     """
+    alone = replace(snapshot, nodes=tuple(n for n in snapshot.nodes if n.name == node))
     result = evaluate(
-        snapshot,
+        alone,
         spec,
         scheduler=question.scheduler,
         scoring=question.scoring,
         weights=question.weights,
-        detailed=len(snapshot.nodes),
+        detailed=1,
     )
     return result.verdict(node).cpuset
 
