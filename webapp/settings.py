@@ -128,6 +128,8 @@ for _scope, _rate in API_THROTTLE_RATES.items():
 API_WHATIF_SYNC_MAX_REPLICAS = env_int("API_WHATIF_SYNC_MAX_REPLICAS", 16, minimum=1)
 # Engine snapshots of the most recently used clusters kept per process (0: off).
 WHATIF_SNAPSHOT_CACHE_SIZE = env_int("WHATIF_SNAPSHOT_CACHE_SIZE", 2, minimum=0)
+# What-if answers kept with each cached snapshot (about 1 MB each at 5,000 nodes).
+WHATIF_ANSWER_CACHE_SIZE = env_int("WHATIF_ANSWER_CACHE_SIZE", 32, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50, minimum=1)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 

@@ -228,7 +228,7 @@ class CraneZone:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
 
 
-def crane_zones(node: NodeSnapshot) -> list[CraneZone]:
+def _claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
     """newNodeWrapper + addPod: every NRT zone, debited by existing topology-results."""
     zones = [
         CraneZone(z.numa_id, z.name, {r: a.allocatable for r, a in z.resources.items()})
@@ -240,7 +240,15 @@ def crane_zones(node: NodeSnapshot) -> list[CraneZone]:
         for zone in zones:
             for resource, amount in alloc.numa_resources.get(zone.numa_id, {}).items():
                 zone.requested[resource] = zone.requested.get(resource, 0) + amount
-    return zones
+    return tuple(zones)
+
+
+def crane_zones(node: NodeSnapshot) -> list[CraneZone]:
+    """Working copies of the node's zones as crane sees them (the scheduler edits them)."""
+    return [
+        CraneZone(z.numa_id, z.name, dict(z.allocatable), dict(z.requested))
+        for z in node.derived("crane-zones", _claimed_zones)
+    ]
 
 
 def _all_zero(request: Mapping[str, int]) -> bool:

@@ -23,6 +23,7 @@ from scheduler_api.engine.nrt_common import (
     NRTMatchConfig,
     NUMANode,
     ScoringStrategy,
+    TopologyManagerConfig,
     effective_request,
     includes_non_native,
     is_host_level,
@@ -46,6 +47,9 @@ __all__ = [
     "container_zones",
     "evaluate",
     "filter_node",
+    "filter_skip_note",
+    "fixed_score",
+    "passed_verdict",
     "resolve_topology_manager",
     "score_node",
 ]
@@ -177,15 +181,28 @@ def _pod_scope(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
     return PlacementResult(fits=True, numa_zones=(found.numa_id,))
 
 
+def filter_skip_note(
+    node: NodeSnapshot, pod: PodSpec, tm: TopologyManagerConfig | None = None
+) -> str | None:
+    """Why Filter lets `node` pass without looking at its zones; None when it looks.
+
+    `tm`: the node's resolved topology manager settings, when the caller has them."""
+    if pod.qos_class is QoSClass.BEST_EFFORT and not includes_non_native(pod):
+        return "BestEffort pod without devices: not checked"
+    if node.flavour not in VISIBLE_FLAVOURS:
+        return "no NodeResourceTopology: not checked"
+    conf = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+    if conf.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
+        return f"policy {conf.policy}: filter does not apply"
+    return None
+
+
 def filter_node(node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
     """TopologyMatch.Filter: only single-numa-node nodes can refuse a pod."""
-    if pod.qos_class is QoSClass.BEST_EFFORT and not includes_non_native(pod):
-        return PlacementResult(fits=True, notes=("BestEffort pod without devices: not checked",))
-    if node.flavour not in VISIBLE_FLAVOURS:
-        return PlacementResult(fits=True, notes=("no NodeResourceTopology: not checked",))
+    note = filter_skip_note(node, pod)
+    if note is not None:
+        return PlacementResult(fits=True, notes=(note,))
     conf = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
-    if conf.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
-        return PlacementResult(fits=True, notes=(f"policy {conf.policy}: filter does not apply",))
     if conf.scope is TopologyManagerScope.POD:
         return _pod_scope(node, pod)
     return _container_scope(node, pod)
@@ -201,20 +218,53 @@ class NodeScore:
     note: str = ""
 
 
-def score_node(node: NodeSnapshot, pod: PodSpec, conf: NRTMatchConfig) -> NodeScore:
-    """TopologyMatch.Score: raw score before normalisation (may be invalid, see evaluate)."""
+def fixed_score(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    conf: NRTMatchConfig,
+    tm: TopologyManagerConfig | None = None,
+) -> NodeScore | None:
+    """The score Score gives `node` without looking at its zones, with why; None when it looks."""
     if pod.qos_class is not QoSClass.GUARANTEED:
         return NodeScore(MAX_NODE_SCORE, note="non-Guaranteed pod: every node scores 100")
     if node.flavour not in VISIBLE_FLAVOURS:
         return NodeScore(0, note="no NodeResourceTopology: score 0")
+    if conf.scoring_strategy is ScoringStrategy.LEAST_NUMA_NODES:
+        return None
+    tm = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+    if tm.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
+        return NodeScore(0, note=f"policy {tm.policy}: score 0")
+    return None
+
+
+def score_node(node: NodeSnapshot, pod: PodSpec, conf: NRTMatchConfig) -> NodeScore:
+    """TopologyMatch.Score: raw score before normalisation (may be invalid, see evaluate)."""
+    fixed = fixed_score(node, pod, conf)
+    if fixed is not None:
+        return fixed
     tm = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
     if conf.scoring_strategy is ScoringStrategy.LEAST_NUMA_NODES:
         if tm.scope is TopologyManagerScope.POD:
             return NodeScore(*least_numa_pod_scope(node, pod))
         return NodeScore(*least_numa_container_scope(node, pod))
-    if tm.policy is not TopologyManagerPolicy.SINGLE_NUMA_NODE:
-        return NodeScore(0, note=f"policy {tm.policy}: score 0")
     return NodeScore(strategy_score(node, pod, tm.scope, conf))
+
+
+def passed_verdict(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    conf: NRTMatchConfig,
+    score: int,
+    numa_zones: tuple[int, ...],
+    tm: TopologyManagerConfig | None = None,
+) -> PlacementResult:
+    """`evaluate`'s answer for a node already known to pass with `score` (from columns):
+    the same notes, without walking the zones again."""
+    filter_note = filter_skip_note(node, pod, tm)
+    fixed = fixed_score(node, pod, conf, tm)
+    notes: tuple[str, ...] = (filter_note,) if filter_note else ()
+    notes += (fixed.note,) if fixed is not None and fixed.note else ()
+    return PlacementResult(True, score, numa_zones=numa_zones, notes=notes)
 
 
 def evaluate(

@@ -14,16 +14,19 @@ and are there for the kubelet simulation.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from scheduler_api.engine.results import QuantityFormat
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+T = TypeVar("T")
 
 
 def _empty() -> Mapping[Any, Any]:
@@ -271,10 +274,18 @@ class PodSpec:
     priority_class_name: str = ""
     priority: int | None = None
     api_version: str = ""
+    _qos: QoSClass | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def qos_class(self) -> QoSClass:
-        """Kubernetes GetPodQOS: only cpu and memory count; init containers included."""
+        """Kubernetes GetPodQOS, worked out on first use (a what-if asks it per node)."""
+        if self._qos is None:
+            object.__setattr__(self, "_qos", self._pod_qos())  # frozen: set once, lazily
+        assert self._qos is not None
+        return self._qos
+
+    def _pod_qos(self) -> QoSClass:
+        """GetPodQOS: only cpu and memory count; init containers included."""
         requests: dict[str, int] = {}
         limits: dict[str, int] = {}
         guaranteed = True
@@ -390,6 +401,15 @@ class NodeSnapshot:
     crane_cpu_manager_policy: str = ""
     crane_topology_policy: str = ""
     unschedulable: bool = False
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, key: str, build: Callable[[NodeSnapshot], T]) -> T:
+        """`build(self)`, worked out once per node: a snapshot never changes (a changed
+        node is a new snapshot), so a pure view of it can be kept with it. `key` names
+        the view; each key must always come with the same `build`."""
+        if key not in self._derived:
+            self._derived[key] = build(self)
+        return self._derived[key]  # type: ignore[no-any-return]
 
     @property
     def koord_numa_topology_policy_label(self) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scheduler_api.engine import crane_count, koordinator_count, nrt_count
+from scheduler_api.engine.nrt_match import passed_verdict
 from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
 from scheduler_api.engine.whatif_assume import assume
@@ -157,10 +158,11 @@ class Judgement:
         return [int(r) for r in np.flatnonzero(self.fits)]
 
     def _is_top(self, row: int) -> bool:
-        if row == self.best_row():
-            return True
+        """Among the rows that get detail: the `detailed` best, and the best one always."""
         if self._top is None:
-            self._top = frozenset(self.order()[: self.detailed])
+            best = self.best_row()
+            top = self.order()[: self.detailed]
+            self._top = frozenset(top if best is None else [*top, best])
         return row in self._top
 
     # --- per-node detail ----------------------------------------------------------------
@@ -176,13 +178,21 @@ class Judgement:
         return self.cache[row]
 
     def _plain(self, row: int) -> PlacementResult:
-        return self.exact.get(row) or self._judge(row, allocate=False)
+        exact = self.exact.get(row)
+        if exact is not None:
+            return exact
+        if self.fits[row]:  # decided by the columns: only the notes are left to add
+            numa = int(self.numa[row])
+            node, zones = self.index.nodes[row], (numa,) if numa >= 0 else ()
+            tm, score = self.index.topology_managers[row], int(self.score[row])
+            return passed_verdict(node, self.pod, self.configs.nrt, score, zones, tm)
+        return self._judge(row, allocate=False)  # the reasons it is refused
 
     def _detail(self, row: int) -> PlacementResult:
         system, node = self.system(row), self.index.nodes[row]
-        if system in ALLOCATE_IS_EVALUATE and row in self.exact:
+        if system in ALLOCATE_IS_EVALUATE and (row in self.exact or self.fits[row]):
             # these schedulers pick no CPUs: their verdict is already the allocation
-            return self._with_kubelet(self.exact[row], node, system)
+            return self._with_kubelet(self._plain(row), node, system)
         return self._allocate(node, system)
 
     def _allocate(self, node: NodeSnapshot, system: Scheduler) -> PlacementResult:
@@ -221,6 +231,7 @@ class Judgement:
         result = self._detail(row)
         if not result.fits:
             self.fits[row] = False
+            self._top = None
             return None
         uid = f"{self.pod.uid or self.pod.name}-whatif-{replica}"
         node = self._assume(self.index.nodes[row], result, self.system(row), uid)

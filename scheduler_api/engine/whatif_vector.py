@@ -27,6 +27,7 @@ from scheduler_api.engine.nrt_common import (
     NRTMatchConfig,
     NUMANode,
     ScoringStrategy,
+    TopologyManagerConfig,
     effective_request,
     includes_non_native,
     is_host_level,
@@ -67,6 +68,7 @@ class NRTIndex:
         self.pod_scope = np.zeros(count, np.bool_)
         self.duplicate_numa = np.zeros(count, np.bool_)
         self.unschedulable = np.zeros(count, np.bool_)
+        self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         self._free: dict[str, Ints] = {}
         self._on_node: dict[str, Bools] = {}
         for row, node in enumerate(self.nodes):
@@ -83,6 +85,7 @@ class NRTIndex:
         clone = object.__new__(NRTIndex)
         clone.__dict__.update(self.__dict__)
         clone.nodes = list(self.nodes)
+        clone.topology_managers = list(self.topology_managers)
         for name in ("zone_valid", "zone_numa", "visible", "single_numa", "pod_scope"):
             setattr(clone, name, getattr(self, name).copy())
         clone.duplicate_numa = self.duplicate_numa.copy()
@@ -117,7 +120,9 @@ class NRTIndex:
             for name, amount in zone.resources.items():
                 self.has[name][row, col] = True
                 self.available[name][row, col] = amount
-        tm = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+        tm = self.topology_managers[row] = resolve_topology_manager(
+            node.topology_policies, node.nrt_attributes
+        )
         self.visible[row] = node.flavour in VISIBLE_FLAVOURS
         self.single_numa[row] = tm.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE
         self.pod_scope[row] = tm.scope is TopologyManagerScope.POD

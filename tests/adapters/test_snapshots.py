@@ -1,5 +1,6 @@
 """Both adapters give the engine the same cluster: from kubectl dumps and from the mirror."""
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -37,7 +38,8 @@ def test_the_mirror_and_the_dump_give_equal_snapshots(demo_objects):
 
 
 def _fields(node):
-    return {name: getattr(node, name) for name in node.__dataclass_fields__}
+    """The constructor's arguments (init=False fields are private memos)."""
+    return {f.name: getattr(node, f.name) for f in dataclasses.fields(node) if f.init}
 
 
 def test_the_snapshot_carries_every_flavour_and_allocation_source(demo_objects):

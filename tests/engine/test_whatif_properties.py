@@ -117,8 +117,13 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
         assert bool(judgement.fits[row]) == reference.fits, node
         want = NO_SCORE if reference.score is None or not reference.fits else reference.score
         assert int(judgement.score[row]) == want, node
-        if reference.fits and row not in judgement.exact and judgement.numa[row] >= 0:
-            assert reference.numa_zones == (int(judgement.numa[row]),), node
+        verdict = judgement.verdict(row)
+        if not verdict.detailed:  # detail adds the kubelet's cpuset; the rest is the same
+            assert verdict.fits == reference.fits, node
+            assert verdict.score == reference.score, node
+            assert verdict.reasons == reference.reasons, node
+            assert verdict.numa_zones == reference.numa_zones, node
+            assert verdict.notes == reference.notes, node
 
 
 def _zone_debits_within_available(snapshot: ClusterSnapshot, pod: PodSpec, result) -> None:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
+from topology.services.answer_cache import remembered_answer
 from topology.services.snapshot_cache import cached_cluster_snapshot
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
@@ -184,14 +185,27 @@ def run_whatif(
     """What-if against a cluster's mirror; reads only, never writes.
 
     `use_draft_policies`: judge the nodes as if their saved NodePolicies were applied.
+    A question asked before on the same mirror version is answered from memory.
     """
-    return run_on_snapshot(
-        mirror_snapshot(cluster, use_draft_policies=use_draft_policies),
-        pod,
-        replicas=replicas,
-        scheduler=scheduler,
-        scoring=scoring,
-        weights=weights,
+    snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
+    return _answer(
+        snapshot, pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+    )
+
+
+def _answer(
+    snapshot: ClusterSnapshot,
+    pod: Any,
+    *,
+    replicas: Any = 1,
+    scheduler: Any = "auto",
+    scoring: Any = None,
+    weights: Any = None,
+) -> dict[str, Any]:
+    """`run_on_snapshot`, remembered per mirror version (`answer_cache`)."""
+    options = {"replicas": replicas, "scheduler": scheduler, "scoring": scoring, "weights": weights}
+    return remembered_answer(
+        snapshot, {"pod": pod, **options}, lambda: run_on_snapshot(snapshot, pod, **options)
     )
 
 
@@ -201,7 +215,7 @@ def compare_schedulers(
     """The same pod under each scheduler, side by side, on one snapshot."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
     return {
-        system: run_on_snapshot(snapshot, pod, scheduler=system, **options)
+        system: _answer(snapshot, pod, scheduler=system, **options)
         for system in SCHEDULERS
         if system != Scheduler.AUTO
     }

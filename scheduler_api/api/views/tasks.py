@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
+from scheduler_api.api.renderers import FastJSONRenderer
 from scheduler_api.api.serializers.tasks import WhatIfTaskSerializer
 from scheduler_api.models import WhatIfTask
 from scheduler_api.selectors.tasks import whatif_tasks_of
@@ -18,6 +19,7 @@ class WhatIfTaskView(generics.RetrieveAPIView):
     required_permissions = {"GET": ("scheduler_api.run_whatif",)}
     serializer_class = WhatIfTaskSerializer
     lookup_url_kwarg = "task"
+    renderer_classes = [FastJSONRenderer]  # a done task carries a whole what-if answer
     filter_backends: list[Any] = []
 
     def get_queryset(self) -> Any:

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from scheduler_api.api.examples import WHATIF_EXAMPLES
+from scheduler_api.api.renderers import FastJSONRenderer
 from scheduler_api.api.serializers.common import ErrorSerializer
 from scheduler_api.api.serializers.tasks import WhatIfTaskSerializer
 from scheduler_api.api.serializers.whatif import WhatIfRequestSerializer, WhatIfResultSerializer
@@ -36,6 +37,7 @@ class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
     required_permissions = {"POST": (RUN_WHATIF, "topology.view_cluster")}
     serializer_class = WhatIfRequestSerializer
     throttle_classes = [WhatIfThrottle]
+    renderer_classes = [FastJSONRenderer]  # thousands of verdicts per answer
     pagination_class = None
     filter_backends: list[Any] = []
 
