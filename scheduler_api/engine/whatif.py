@@ -212,8 +212,7 @@ def count_capacity(judgement: Judgement) -> Capacity:
     """cluster-capacity's question per node: fill it alone until the pod no longer fits."""
     per_node: dict[str, int] = {}
     capped: list[str] = []
-    for row in judgement.fitting_rows():
-        count, node = judgement.fill_node(row, CAPACITY_LIMIT_PER_NODE)
+    for node, count in judgement.fill_all(CAPACITY_LIMIT_PER_NODE):
         per_node[node] = count
         if count >= CAPACITY_LIMIT_PER_NODE:
             capped.append(node)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from scheduler_api.engine import crane_count, koordinator_count, nrt_count
+from scheduler_api.engine import crane_count, koordinator_count, nrt_count, nrt_count_vector
+from scheduler_api.engine.nrt_count_vector import UNDECIDED
 from scheduler_api.engine.nrt_match import passed_verdict
 from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
@@ -20,7 +21,7 @@ from scheduler_api.engine.whatif_systems import (
     judge_node,
     pod_request,
 )
-from scheduler_api.engine.whatif_vector import NO_SCORE, NRTIndex, judge_all
+from scheduler_api.engine.whatif_vector import NO_SCORE, Ints, NRTIndex, judge_all
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
@@ -239,6 +240,25 @@ class Judgement:
             self.index.nodes[row] = node
         self._rejudge(row)
         return result
+
+    def fill_all(self, limit: int) -> list[tuple[str, int]]:
+        """(node, copies it takes alone) for every fitting row, as `fill_node` counts them;
+        scheduler-plugins rows are counted on the columns all at once."""
+        columns = self._column_counts(limit)
+        counts = []
+        for row in self.fitting_rows():
+            count = int(columns[row])
+            if count == UNDECIDED:
+                count, _ = self.fill_node(row, limit)
+            counts.append((self.name(row), count))
+        return counts
+
+    def _column_counts(self, limit: int) -> Ints:
+        members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
+        if not members.any():
+            return np.full(len(self.index.nodes), UNDECIDED, np.int64)
+        counts = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
+        return np.where(members, counts, UNDECIDED)
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.
