@@ -27,6 +27,7 @@ from topology.adapters.parts import (
     reservation_snapshot,
     zones_of,
 )
+from topology.adapters.rows import decoded_values
 from topology.models import (
     Cluster,
     Node,
@@ -190,11 +191,11 @@ def _zone_parts_by_node(nodes: QuerySet[Node]) -> dict[int, list[ZoneParts]]:
     ):
         resources[zone_id].append(tuple(amounts))  # type: ignore[arg-type]
     by_node: dict[int, list[ZoneParts]] = defaultdict(list)
-    for zone_id, node_id, name, zone_type, numa_id, costs in zones.values_list(
-        "id", "topology__node_id", "name", "zone_type", "numa_id", "costs"
-    ):
-        parts = ZoneParts(name, zone_type, numa_id, costs, tuple(resources[zone_id]))
-        by_node[node_id].append(parts)
+    fields = ("id", "topology__node_id", "name", "zone_type", "numa_id", "costs")
+    for row in decoded_values(zones, fields):
+        amounts = tuple(resources[row["id"]])
+        parts = ZoneParts(row["name"], row["zone_type"], row["numa_id"], row["costs"], amounts)
+        by_node[row["topology__node_id"]].append(parts)
     return by_node
 
 
@@ -203,17 +204,19 @@ def _node_parts(
 ) -> dict[int, _NodeParts]:
     """Everything under each node, in one query per table; `ids` maps node name → id."""
     parts: dict[int, _NodeParts] = defaultdict(_NodeParts)
-    for row in NodeTopology.objects.filter(node__in=nodes).values(*TOPOLOGY_FIELDS):
+    for row in decoded_values(NodeTopology.objects.filter(node__in=nodes), TOPOLOGY_FIELDS):
         parts[row["node_id"]].topology = row
-    for row in NodeCPUReservation.objects.filter(node__in=nodes).values(*RESERVATION_FIELDS):
+    reserved = NodeCPUReservation.objects.filter(node__in=nodes)
+    for row in decoded_values(reserved, RESERVATION_FIELDS):
         parts[row["node_id"]].reservation = row
     for node_id, zones in _zone_parts_by_node(nodes).items():
         parts[node_id].zones = zones
     pods = Pod.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))
-    for row in pods.order_by("namespace", "name").values(*POD_FIELDS):
+    for row in decoded_values(pods.order_by("namespace", "name"), POD_FIELDS):
         parts[ids[row["node_name"]]].pods.append(row)
     stored = StoredAllocation.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))
-    for row in stored.order_by("namespace", "pod_name", "source").values(*ALLOCATION_FIELDS):
+    ordered = stored.order_by("namespace", "pod_name", "source")
+    for row in decoded_values(ordered, ALLOCATION_FIELDS):
         parts[ids[row["node_name"]]].allocations.append(row)
     return parts
 
@@ -223,7 +226,7 @@ def node_snapshots(cluster: Cluster, names: Iterable[str] | None = None) -> list
     nodes = Node.objects.filter(cluster=cluster)
     if names is not None:
         nodes = nodes.filter(name__in=list(names))
-    rows = list(nodes.order_by("name").values(*NODE_FIELDS))
+    rows = list(decoded_values(nodes.order_by("name"), NODE_FIELDS))
     parts = _node_parts(cluster, nodes, {row["name"]: row["id"] for row in rows})
     return [_node_snapshot(row, parts[row["id"]]) for row in rows]
 
