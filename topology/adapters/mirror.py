@@ -249,13 +249,15 @@ def _reservation_snapshot(stored: Reservation) -> ReservationSnapshot:
     )
 
 
+def reservation_snapshots(cluster: Cluster) -> tuple[ReservationSnapshot, ...]:
+    return tuple(_reservation_snapshot(r) for r in Reservation.objects.filter(cluster=cluster))
+
+
 def cluster_snapshot(
     cluster: Cluster, *, data_as_of: datetime | None = None, names: Iterable[str] | None = None
 ) -> ClusterSnapshot:
     """The cluster's mirror as one immutable engine value; reading it changes nothing."""
-    reservations = tuple(
-        _reservation_snapshot(r) for r in Reservation.objects.filter(cluster=cluster)
-    )
+    reservations = reservation_snapshots(cluster)
     return ClusterSnapshot(
         nodes=tuple(node_snapshots(cluster, names)),
         reservations=reservations,

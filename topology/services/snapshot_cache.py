@@ -1,8 +1,11 @@
-"""The engine snapshot of a cluster's mirror, kept per process while the mirror is unchanged.
+"""The engine snapshot of a cluster's mirror, kept per process and refreshed node by node.
 
 Reading 5,000 nodes out of the database takes seconds; judging them takes a fraction of
 that. Snapshots are immutable, so one can serve every what-if until the mirror's version
-moves (topology.services.mirror_version). Each entry holds a whole cluster (about 50 MB
+moves (topology.services.mirror_version). When it moves (a live sync moves it every
+second or so), the new snapshot keeps every NodeSnapshot whose fingerprint
+(`adapters.fingerprints`) is unchanged and reads only the other nodes again; without
+fingerprints (SQLite) it is read whole. Each entry holds a whole cluster (about 50 MB
 at 5,000 nodes × 8 zones), so only the few most recently used clusters are kept:
 `WHATIF_SNAPSHOT_CACHE_SIZE`, 0 to turn the cache off. Each entry also keeps the
 what-if answers worked out on it (`answer_cache`), which go when it goes.
@@ -10,19 +13,31 @@ what-if answers worked out on it (`answer_cache`), which go when it goes.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from scheduler_api.engine.snapshot import ClusterSnapshot
 from topology.adapters import cluster_snapshot
+from topology.adapters.fingerprints import NodeFingerprints, node_fingerprints
+from topology.adapters.mirror import node_snapshots, reservation_snapshots
 from topology.models import Cluster
 from topology.services.mirror_version import MirrorKey, mirror_key
 
-_entries: OrderedDict[MirrorKey, ClusterSnapshot] = OrderedDict()
-_answers: dict[MirrorKey, OrderedDict[bytes, bytes]] = {}
+
+@dataclass
+class _Entry:
+    snapshot: ClusterSnapshot
+    fingerprints: NodeFingerprints | None
+    answers: OrderedDict[bytes, bytes] = field(default_factory=OrderedDict)
+
+
+_entries: OrderedDict[MirrorKey, _Entry] = OrderedDict()
 _lock = threading.Lock()
+answer_lock = _lock  # guards the answer books too
 
 
 def cached_cluster_snapshot(cluster: Cluster) -> ClusterSnapshot:
@@ -32,18 +47,43 @@ def cached_cluster_snapshot(cluster: Cluster) -> ClusterSnapshot:
     if key is None:
         return cluster_snapshot(cluster)
     with _lock:
-        snapshot = _entries.get(key)
-        if snapshot is not None:
+        entry = _entries.get(key)
+        if entry is not None:
             _entries.move_to_end(key)
-            return snapshot
-    snapshot = cluster_snapshot(cluster)
+            return entry.snapshot
+        previous = _latest_older(key)
+    # Fingerprints first: a node that changes after them is read at least that new, and
+    # its stored fingerprint then differs from the next one, so it is read again then.
+    fingerprints = node_fingerprints(cluster)
+    entry = _Entry(_refreshed(cluster, previous, fingerprints), fingerprints)
     with _lock:
         _forget_older_versions(key)
-        _entries[key] = snapshot
-        _answers[key] = OrderedDict()
+        _entries[key] = entry
         while len(_entries) > size:
-            _forget(next(iter(_entries)))
-    return snapshot
+            del _entries[next(iter(_entries))]
+    return entry.snapshot
+
+
+def _latest_older(key: MirrorKey) -> _Entry | None:
+    older = [k for k in _entries if k[:2] == key[:2] and k[2] < key[2]]
+    return _entries[max(older, key=lambda k: k[2])] if older else None
+
+
+def _refreshed(
+    cluster: Cluster, previous: _Entry | None, fingerprints: NodeFingerprints | None
+) -> ClusterSnapshot:
+    """The snapshot now: the previous one's unchanged nodes, the others read again."""
+    if previous is None or previous.fingerprints is None or fingerprints is None:
+        return cluster_snapshot(cluster)
+    before = previous.fingerprints
+    changed = [name for name, digest in fingerprints.items() if before.get(name) != digest]
+    kept = {node.name: node for node in previous.snapshot.nodes}
+    kept.update((node.name, node) for node in node_snapshots(cluster, changed) if changed)
+    return dataclasses.replace(
+        previous.snapshot,
+        nodes=tuple(kept[name] for name in fingerprints if name in kept),
+        reservations=reservation_snapshots(cluster),
+    )
 
 
 def answer_book(snapshot: ClusterSnapshot) -> OrderedDict[bytes, bytes] | None:
@@ -52,26 +92,17 @@ def answer_book(snapshot: ClusterSnapshot) -> OrderedDict[bytes, bytes] | None:
     Callers hold `answer_lock` while they read or change the book.
     """
     with _lock:
-        for key, cached in _entries.items():
-            if cached.nodes is snapshot.nodes:
-                return _answers[key]
+        for entry in _entries.values():
+            if entry.snapshot.nodes is snapshot.nodes:
+                return entry.answers
     return None
-
-
-answer_lock = _lock
-
-
-def _forget(key: MirrorKey) -> None:
-    del _entries[key]
-    _answers.pop(key, None)
 
 
 def _forget_older_versions(key: MirrorKey) -> None:
     for stale in [k for k in _entries if k[:2] == key[:2] and k[2] < key[2]]:
-        _forget(stale)
+        del _entries[stale]
 
 
 def clear_snapshot_cache() -> None:
     with _lock:
         _entries.clear()
-        _answers.clear()
