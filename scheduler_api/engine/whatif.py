@@ -116,7 +116,9 @@ def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
 
     A snapshot re-dated with `dataclasses.replace` (a cached mirror serving many
     what-ifs) shares its nodes, and so its columns. An entry holds its tuple, so the
-    id cannot be reused while the entry lives; the most recent few are kept.
+    id cannot be reused while the entry lives; the most recent few are kept. A new
+    tuple that differs from the latest one in a few nodes (a snapshot refreshed after
+    a mirror change) gets a copy of its columns with those rows updated.
     """
     key = id(snapshot.nodes)
     with _INDEX_LOCK:
@@ -124,7 +126,9 @@ def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
         if entry is not None and entry[0] is snapshot.nodes:
             _INDEXES.move_to_end(key)
             return entry[1]
-    index = NRTIndex(snapshot.nodes)
+        latest = next(reversed(_INDEXES.values()), None)
+    index = latest[1].refreshed(snapshot.nodes) if latest is not None else None
+    index = index or NRTIndex(snapshot.nodes)
     with _INDEX_LOCK:
         _INDEXES[key] = (snapshot.nodes, index)
         while len(_INDEXES) > INDEXES_KEPT:

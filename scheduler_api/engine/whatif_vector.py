@@ -96,6 +96,22 @@ class NRTIndex:
         clone._on_node = {r: a.copy() for r, a in self._on_node.items()}
         return clone
 
+    def refreshed(self, nodes: Sequence[NodeSnapshot]) -> NRTIndex | None:
+        """The index of `nodes` made from this one by updating the rows whose node changed
+        (a refreshed snapshot keeps its unchanged NodeSnapshots). None when the names or
+        their order differ, or a changed node no longer fits the columns: build anew."""
+        if len(nodes) != len(self.nodes):
+            return None
+        if any(new.name != old.name for new, old in zip(nodes, self.nodes, strict=True)):
+            return None
+        clone = self.copy()
+        for row, node in enumerate(nodes):
+            if node is not self.nodes[row] and not clone.update(row, node):
+                return None
+        clone.flavours = [node.flavour for node in clone.nodes]
+        clone.memo = {}
+        return clone
+
     def update(self, row: int, node: NodeSnapshot) -> bool:
         """Replace one node's row; False when its zones no longer fit the columns."""
         zones = numa_node_list(node)
