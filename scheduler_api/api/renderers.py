@@ -3,8 +3,10 @@
 A what-if on thousands of nodes answers with a verdict per node; encoding that with
 `json` took as long as a small what-if's engine run. Output is the same JSON as DRF's
 JSONRenderer gives with its defaults (compact, UTF-8); anything orjson cannot encode
-natively (lazy strings, Decimal, ...) goes through DRF's own encoder. Pretty-printing
-requested through the Accept header (`indent=`) is left to DRF's renderer.
+natively (lazy strings, Decimal, ...) goes through DRF's own encoder. A remembered
+what-if answer's large parts arrive as `orjson.Fragment`s and are written as they are.
+Pretty-printing asked for in the Accept header (`indent=N`) indents by two spaces, the
+one indent orjson has.
 """
 
 from __future__ import annotations
@@ -34,6 +36,6 @@ class FastJSONRenderer(JSONRenderer):
     ) -> bytes:
         if data is None:
             return b""
-        if self.get_indent(accepted_media_type or "", renderer_context or {}):
-            return super().render(data, accepted_media_type, renderer_context)
-        return orjson.dumps(data, default=_fallback)
+        indent = self.get_indent(accepted_media_type or "", renderer_context or {})
+        option = orjson.OPT_INDENT_2 if indent else 0  # orjson indents by two, whatever asked
+        return orjson.dumps(data, default=_fallback, option=option)

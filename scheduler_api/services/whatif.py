@@ -73,8 +73,13 @@ def whatif_runs_in_background(question: WhatIfQuestion) -> bool:
     return question.compares_schedulers or question.replicas > settings.API_WHATIF_SYNC_MAX_REPLICAS
 
 
-def whatif_answer(*, cluster: Cluster, question: WhatIfQuestion) -> dict[str, Any]:
-    """The engine's answer; a scheduler comparison maps each scheduler to its answer."""
+def whatif_answer(
+    *, cluster: Cluster, question: WhatIfQuestion, fragments: bool = False
+) -> dict[str, Any]:
+    """The engine's answer; a scheduler comparison maps each scheduler to its answer.
+
+    `fragments`: parts of a remembered answer may come as orjson Fragments (the API's
+    renderer writes them as they are; nothing else may be given them)."""
     if question.compares_schedulers:
         return compare_schedulers(
             cluster=cluster,
@@ -92,4 +97,5 @@ def whatif_answer(*, cluster: Cluster, question: WhatIfQuestion) -> dict[str, An
         scoring=question.scoring,
         weights=question.weights,
         use_draft_policies=question.use_draft_policies,
+        fragments=fragments,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+import orjson
 from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
@@ -30,10 +31,20 @@ def test_the_same_json_as_drf_renders() -> None:
     assert "nœud-1".encode() in fast  # UTF-8, not \\u escapes, as DRF's default
 
 
-def test_indent_asked_for_in_accept_is_honoured() -> None:
+def test_indent_asked_for_in_accept_pretty_prints() -> None:
     rendered = FastJSONRenderer().render({"a": [1]}, "application/json; indent=4", {})
-    assert rendered == JSONRenderer().render({"a": [1]}, "application/json; indent=4", {})
-    assert b"\n    " in rendered
+    assert json.loads(rendered) == {"a": [1]}
+    assert b'\n  "a"' in rendered
+
+
+def test_fragments_are_written_as_they_are() -> None:
+    payload = {"scheduler": "auto", "nodes": orjson.Fragment(b'[{"node":"n1","fits":true}]')}
+    for media_type in ("application/json", "application/json; indent=2"):
+        rendered = FastJSONRenderer().render(payload, media_type, {})
+        assert json.loads(rendered) == {
+            "scheduler": "auto",
+            "nodes": [{"node": "n1", "fits": True}],
+        }
 
 
 def test_nothing_renders_as_an_empty_body() -> None:

@@ -67,6 +67,23 @@ def test_it_answers_with_the_offline_commands_shape(operator: APIClient, trio: C
     assert same_answer(body, run_whatif(cluster=trio, pod=manifest(), replicas=2))
 
 
+def test_a_question_asked_again_is_answered_from_memory_alike(
+    operator: APIClient, trio: Cluster, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topology.services import whatif
+
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+    runs: list[int] = []
+    real = whatif.run_on_snapshot
+    monkeypatch.setattr(whatif, "run_on_snapshot", lambda *a, **k: runs.append(1) or real(*a, **k))
+    first = post(operator, {"pod": manifest(), "replicas": 2})
+    again = post(operator, {"pod": manifest(), "replicas": 2})
+    assert first.status_code == again.status_code == 200
+    assert len(runs) == 1  # the second came from the answer cache, encoded parts and all
+    assert same_answer(again.json(), first.json())
+    assert list(again.json()) == list(first.json())
+
+
 def test_a_pod_that_fits_nowhere_is_a_200_with_verdicts(operator: APIClient, trio: Cluster) -> None:
     response = post(operator, {"pod": manifest(cpu="5000")})
     assert response.status_code == 200

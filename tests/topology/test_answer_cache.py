@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.topology.helpers import sample_items
@@ -126,3 +127,15 @@ def test_turned_off(settings, small, engine_runs):
     run_whatif(cluster=small, pod=POD)
     run_whatif(cluster=small, pod=POD)
     assert len(engine_runs) == 2
+
+
+def test_fragments_render_as_the_answer(cache_on, small, engine_runs):
+    plain = run_whatif(cluster=small, pod=POD, replicas=2)
+    served = run_whatif(cluster=small, pod=POD, replicas=2, fragments=True)
+    assert len(engine_runs) == 1
+    assert isinstance(served["nodes"], orjson.Fragment)
+    rendered = orjson.loads(orjson.dumps(served))
+    assert list(rendered) == list(plain)  # same keys, same order
+    assert {k: v for k, v in rendered.items() if k != "data_age_seconds"} == {
+        k: v for k, v in plain.items() if k != "data_age_seconds"
+    }

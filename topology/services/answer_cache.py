@@ -9,7 +9,9 @@ not computed on, and they go when the snapshot goes. A snapshot that is not the 
 one (cache off, draft policies applied) keeps no answers.
 
 Answers are kept encoded (about 1 MB at 5,000 nodes, a tenth of the dicts) and decoded
-afresh for each caller, who may change its copy freely. `data_age_seconds` is the
+afresh for each caller, who may change its copy freely; a caller that renders with
+orjson takes the encoded parts as they are (no decoding, no million objects for the
+garbage collector to walk). `data_age_seconds` is the
 caller's own snapshot's: data grows older while an answer is kept.
 `WHATIF_ANSWER_CACHE_SIZE` answers per cached snapshot; 0 turns this off.
 """
@@ -17,6 +19,7 @@ caller's own snapshot's: data grows older while an answer is kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -26,6 +29,15 @@ from scheduler_api.engine.snapshot import ClusterSnapshot
 from topology.services.snapshot_cache import answer_book, answer_lock
 
 Answer = dict[str, Any]
+HEAVY = ("nodes", "placements", "capacity")  # kept encoded; the rest is a few scalars
+AGE = "data_age_seconds"
+
+
+@dataclass(frozen=True)
+class _Kept:
+    order: tuple[str, ...]
+    light: Mapping[str, Any]  # strings and numbers only
+    heavy: Mapping[str, bytes]
 
 
 def question_key(question: Mapping[str, Any]) -> bytes | None:
@@ -37,29 +49,55 @@ def question_key(question: Mapping[str, Any]) -> bytes | None:
 
 
 def remembered_answer(
-    snapshot: ClusterSnapshot, question: Mapping[str, Any], compute: Callable[[], Answer]
+    snapshot: ClusterSnapshot,
+    question: Mapping[str, Any],
+    compute: Callable[[], Answer],
+    *,
+    fragments: bool = False,
 ) -> Answer:
-    """`compute()`, or the answer it gave for this question on this snapshot's mirror."""
+    """`compute()`, or the answer it gave for this question on this snapshot's mirror.
+
+    `fragments`: a kept answer's large parts come as `orjson.Fragment`s (encoded JSON,
+    not decoded), for a caller that renders the answer with orjson at once.
+    """
     size: int = settings.WHATIF_ANSWER_CACHE_SIZE
     asked = question_key(question) if size > 0 else None
     book = answer_book(snapshot) if asked is not None else None
     if asked is None or book is None:
         return compute()
     with answer_lock:
-        encoded = book.get(asked)
-        if encoded is not None:
+        kept = book.get(asked)
+        if kept is not None:
             book.move_to_end(asked)
-    if encoded is not None:
-        answer: Answer = orjson.loads(encoded)
-        answer["data_age_seconds"] = snapshot.data_age_seconds
-        return answer
+    if kept is not None:
+        return _served(kept, snapshot, fragments)
     answer = compute()
     try:
-        encoded = orjson.dumps(answer)
+        kept = _kept(answer)
     except TypeError:
         return answer  # not plain JSON: not kept
     with answer_lock:
-        book[asked] = encoded
+        book[asked] = kept
         while len(book) > size:
             book.popitem(last=False)
+    return answer
+
+
+def _kept(answer: Answer) -> _Kept:
+    heavy = {key: orjson.dumps(answer[key]) for key in HEAVY if key in answer}
+    light = {key: value for key, value in answer.items() if key not in heavy and key != AGE}
+    return _Kept(tuple(answer), light, heavy)
+
+
+def _served(kept: _Kept, snapshot: ClusterSnapshot, fragments: bool) -> Answer:
+    """A fresh answer from what is kept, dated by the caller's snapshot."""
+    answer: Answer = {}
+    for key in kept.order:
+        if key == AGE:
+            answer[key] = snapshot.data_age_seconds
+        elif key in kept.heavy:
+            encoded = kept.heavy[key]
+            answer[key] = orjson.Fragment(encoded) if fragments else orjson.loads(encoded)
+        else:
+            answer[key] = kept.light[key]
     return answer

@@ -181,15 +181,23 @@ def run_whatif(
     scoring: str | None = None,
     weights: dict[str, int] | None = None,
     use_draft_policies: bool = False,
+    fragments: bool = False,
 ) -> dict[str, Any]:
     """What-if against a cluster's mirror; reads only, never writes.
 
     `use_draft_policies`: judge the nodes as if their saved NodePolicies were applied.
-    A question asked before on the same mirror version is answered from memory.
+    A question asked before on the same mirror version is answered from memory; with
+    `fragments` its large parts may come encoded (`answer_cache`), for orjson to render.
     """
     snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
     return _answer(
-        snapshot, pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+        snapshot,
+        pod,
+        replicas=replicas,
+        scheduler=scheduler,
+        scoring=scoring,
+        weights=weights,
+        fragments=fragments,
     )
 
 
@@ -201,11 +209,15 @@ def _answer(
     scheduler: Any = "auto",
     scoring: Any = None,
     weights: Any = None,
+    fragments: bool = False,
 ) -> dict[str, Any]:
     """`run_on_snapshot`, remembered per mirror version (`answer_cache`)."""
     options = {"replicas": replicas, "scheduler": scheduler, "scoring": scoring, "weights": weights}
     return remembered_answer(
-        snapshot, {"pod": pod, **options}, lambda: run_on_snapshot(snapshot, pod, **options)
+        snapshot,
+        {"pod": pod, **options},
+        lambda: run_on_snapshot(snapshot, pod, **options),
+        fragments=fragments,
     )
 
 

@@ -64,7 +64,8 @@ class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
             whatif_check(question)
             if whatif_runs_in_background(question):
                 return self._accepted(question)
-            return Response(whatif_answer(cluster=self.cluster, question=question))
+            answer = whatif_answer(cluster=self.cluster, question=question, fragments=True)
+            return Response(answer)  # rendered by orjson, which writes the fragments as is
         except WhatIfInputError as error:
             raise ValidationError(error.field_errors) from error
 
