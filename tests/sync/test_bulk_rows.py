@@ -102,6 +102,24 @@ def test_table_statistics_are_refreshed_as_a_list_grows_geometrically():
     assert [i + 1 for i, is_due in enumerate(due) if is_due] == [2, 8, 32]
 
 
+@pytest.mark.parametrize(
+    ("pages", "refreshed_at_end"),
+    [
+        pytest.param(1, False, id="a small list: never"),
+        pytest.param(2, False, id="5,000 rows, refreshed on the last page"),
+        pytest.param(40, False, id="100,000 rows, refreshed at 80,000"),
+        pytest.param(20, True, id="50,000 rows, refreshed at 20,000"),
+    ],
+)
+def test_a_list_refreshes_statistics_at_its_end_only_if_they_are_out_of_date(
+    pages, refreshed_at_end
+):
+    listing = _Listing(stored={})
+    for _ in range(pages):
+        listing.wrote(BULK_LOAD // 2)
+    assert listing.stale_at_end() is refreshed_at_end
+
+
 @postgresql_only
 def test_a_session_does_not_wait_for_the_disk_at_each_commit_and_restores_it():
     def setting() -> str:

@@ -112,3 +112,54 @@ def test_a_lister_waiting_for_its_pages_to_be_taken_stops_when_asked(fake, fast,
     finally:
         client.close()
     assert len(taken) == 1
+
+
+def test_pages_are_parsed_in_a_thread_of_their_own_and_reach_the_writer_in_order():
+    seen: list = []
+    parsed_in: set[str] = set()
+
+    def prepare(resource, items):
+        parsed_in.add(threading.current_thread().name)
+        return {"n": items[0]["n"]}
+
+    version = list_ahead(PODS, make([]), consume(seen), threading.Event(), prepare=prepare)
+    assert version == "42"
+    pages = [m for m in seen if isinstance(m, ListPage)]
+    assert [m.parsed for m in pages] == [{"n": n} for n in range(5)]
+    assert parsed_in == {f"parse-{PODS.sync.value}"}
+    assert isinstance(seen[-1], ListDone)
+
+
+def test_a_page_the_parsing_thread_could_not_parse_reaches_the_writer_unparsed():
+    seen: list = []
+
+    def prepare(resource, items):
+        if items[0]["n"] == 1:
+            raise TypeError("a parser bug")  # the writer parses it again and says so
+        return {}
+
+    list_ahead(PODS, make([]), consume(seen), threading.Event(), prepare=prepare)
+    assert [m.parsed for m in seen if isinstance(m, ListPage)] == [{}, None, {}, {}, {}]
+
+
+def test_a_failing_writer_stops_the_fetching_and_the_parsing_threads():
+    listers: list = []
+
+    def handle(message) -> None:
+        raise RuntimeError("database down")
+
+    before = {t.name for t in threading.enumerate()}
+    with pytest.raises(RuntimeError, match="database down"):
+        list_ahead(
+            PODS,
+            make(listers, pages=50),
+            handle,
+            threading.Event(),
+            depth=1,
+            prepare=lambda r, i: {},
+        )
+    assert listers[0].stopped.wait(2), "the fetching thread went on"
+    deadline = time.monotonic() + 2
+    while f"parse-{PODS.sync.value}" in {t.name for t in threading.enumerate()} - before:
+        assert time.monotonic() < deadline, "the parsing thread went on"
+        time.sleep(0.01)

@@ -230,6 +230,48 @@ _KOORD = ("node-koordinator-v1alpha1.json", "NodeResourceTopology")
             id="pod-without-containers",
         ),
         pytest.param(
+            ("node-crane.json", "Pod"),
+            ("spec", "containers", 0, "resources"),
+            {"limits": {"cpu": "lots"}},
+            "spec.containers[0].resources.limits",
+            id="pod-container-bad-quantity",
+        ),
+        pytest.param(
+            ("node-crane.json", "Pod"),
+            ("spec", "containers", 0, "name"),
+            5,
+            "spec.containers[0].name",
+            id="pod-container-name-not-a-string",
+        ),
+        pytest.param(
+            ("node-crane.json", "Pod"),
+            ("metadata", "labels"),
+            {"app": 5},
+            "metadata.labels.app",
+            id="pod-label-not-a-string",
+        ),
+        pytest.param(
+            ("node-crane.json", "Pod"),
+            ("spec", "priority"),
+            True,
+            "spec.priority",
+            id="pod-priority-a-boolean",
+        ),
+        pytest.param(
+            _UPSTREAM,
+            ("zones", 0, "costs"),
+            [{"name": "node-0", "value": 10}, {"name": "node-1", "value": "ten"}],
+            "zones[0].costs[1].value",
+            id="zone-cost-not-an-integer",
+        ),
+        pytest.param(
+            _UPSTREAM,
+            ("zones", 0, "resources", 0, "capacity"),
+            _DELETE,
+            "zones[0].resources[0].capacity",
+            id="zone-resource-without-capacity",
+        ),
+        pytest.param(
             ("reservations.json", "Reservation"),
             ("spec", "ttl"),
             "forever",
@@ -258,6 +300,9 @@ def test_malformed_objects_name_the_object_and_field(source, path, value, field)
         parse_object(obj)
     assert caught.value.name == obj["metadata"]["name"]
     assert field in caught.value.field
+    with pytest.raises(ObjectParseError) as again:  # memoised parses must not hide it
+        parse_object(obj)
+    assert again.value.field == caught.value.field
     assert obj["metadata"]["name"] in str(caught.value)
 
 

@@ -98,3 +98,21 @@ def test_it_parses_go_durations(text, seconds):
 def test_it_rejects_bad_durations(text):
     with pytest.raises(FieldError):
         parse_go_duration(text)
+
+
+def test_a_memoised_quantity_is_refused_every_time_and_keeps_its_type_rules():
+    for _ in range(2):  # the second call would hit the cache if an error were kept
+        with pytest.raises(FieldError, match="negative"):
+            to_base_units("cpu", "-1")
+    assert to_base_units("cpu", "2") == to_base_units("cpu", 2) == 2000
+    with pytest.raises(FieldError, match="got True"):
+        to_base_units("cpu", True)  # a bool is not a quantity, memoised or not
+
+
+def test_a_memoised_cpulist_is_refused_every_time_and_parses_to_the_same_set():
+    for _ in range(2):
+        with pytest.raises(FieldError):
+            parse_cpulist("3-1")
+    assert parse_cpulist("0-3") is parse_cpulist("0-3")  # a frozenset: safe to share
+    with pytest.raises(FieldError, match="expected a cpulist string"):
+        parse_cpulist(7)

@@ -29,6 +29,7 @@ class MirroredKind(StrEnum):
     QOS_CONFIG = "QoSConfig"
 
 
+_CORE_KINDS = {"Node": MirroredKind.NODE, "Pod": MirroredKind.POD}  # of apiVersion v1
 _PARSERS = {
     MirroredKind.NODE: parse_node,
     MirroredKind.TOPOLOGY: parse_nrt,
@@ -58,8 +59,8 @@ def classify(obj: Any) -> MirroredKind | None:
         return MirroredKind.TOPOLOGY
     if kind == "Reservation" and api_version.startswith("scheduling.koordinator.sh/"):
         return MirroredKind.RESERVATION
-    if api_version == "v1" and kind in (MirroredKind.NODE, MirroredKind.POD):
-        return MirroredKind(kind)
+    if api_version == "v1":
+        return _CORE_KINDS.get(kind)
     return None
 
 

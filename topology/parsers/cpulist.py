@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from topology.parsers.errors import FieldError
 
@@ -13,6 +14,14 @@ def parse_cpulist(text: object) -> frozenset[int]:
     """Parse a cpulist; the empty string is the empty set."""
     if not isinstance(text, str):
         raise FieldError(f"expected a cpulist string, got {type(text).__name__}")
+    return _parse_cpulist_text(text)
+
+
+@lru_cache(maxsize=1024)
+def _parse_cpulist_text(text: str) -> frozenset[int]:
+    """Memoised (the result is immutable): the pods and pools of a cluster repeat a
+    limited set of cpusets, and a cold resync reads tens of thousands of them. The
+    bound keeps the cache at a few MB even if every entry were a 384-CPU set."""
     cpus: set[int] = set()
     for part in (p.strip() for p in text.split(",")):
         if not part:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.choices import Flavour
+from topology.parsers.errors import FieldError
 from topology.parsers.fields import Reader
 from topology.parsers.koordlet import KoordletRecord, parse_koordlet_annotations
 from topology.parsers.quantity import parse_resource_list, to_base_units
@@ -23,6 +24,7 @@ KOORDINATOR_MANAGED_BY = "Koordinator"
 _UPSTREAM_ZONE = re.compile(r"^node-(\d+)$")
 _CRANE_ZONE = re.compile(r"^node(\d+)$")
 MAX_NUMA_ID = 64
+_AMOUNTS = ("capacity", "allocatable", "available")  # of an upstream zone resource
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,10 @@ def _upstream_zone(reader: Reader, index: int, zone: Any) -> ZoneRecord:
     reader.check(path, zone, dict)
     name = reader.check(f"{path}.name", zone.get("name"), str)
     zone_type = reader.check(f"{path}.type", zone.get("type"), str)
-    resources = []
-    for r_index, item in enumerate(zone.get("resources") or []):
-        resources.append(_upstream_resource(reader, f"{path}.resources[{r_index}]", item))
+    resources = [
+        _upstream_resource(reader, path, r_index, item)
+        for r_index, item in enumerate(zone.get("resources") or [])
+    ]
     return ZoneRecord(
         name=name,
         zone_type=zone_type,
@@ -137,11 +140,27 @@ def _upstream_zone(reader: Reader, index: int, zone: Any) -> ZoneRecord:
     )
 
 
-def _upstream_resource(reader: Reader, path: str, item: Any) -> ZoneResourceRecord:
+def _upstream_resource(reader: Reader, zone_path: str, index: int, item: Any) -> ZoneResourceRecord:
+    """A zone's resource. A well-formed one is read at once; the checked path, which
+    builds the path of each field it reads, then only runs for one that is not, to
+    name what is wrong (an NRT of 8 zones has 48 amounts, a cold resync 5,000 NRTs)."""
+    if type(item) is dict:
+        name = item.get("name")
+        if type(name) is str:
+            try:
+                amounts = [to_base_units(name, item[key]) for key in _AMOUNTS]
+            except (KeyError, FieldError):
+                pass
+            else:
+                return ZoneResourceRecord(name, *amounts)
+    return _checked_upstream_resource(reader, f"{zone_path}.resources[{index}]", item)
+
+
+def _checked_upstream_resource(reader: Reader, path: str, item: Any) -> ZoneResourceRecord:
     reader.check(path, item, dict)
     name = reader.check(f"{path}.name", item.get("name"), str)
     amounts = {}
-    for key in ("capacity", "allocatable", "available"):
+    for key in _AMOUNTS:
         if item.get(key) is None:
             raise reader.error(f"{path}.{key}", "required field is missing")
         amounts[key] = reader.convert(
@@ -209,11 +228,18 @@ def _numa_id(pattern: re.Pattern[str], name: str, zone_type: str) -> int | None:
 
 
 def _costs(reader: Reader, path: str, costs: Any) -> dict[str, int]:
+    """A zone's costs; an entry's fields are named (paths built) only when it is wrong."""
     result: dict[str, int] = {}
     for index, item in enumerate(costs or []):
-        reader.check(f"{path}[{index}]", item, dict)
-        name = reader.check(f"{path}[{index}].name", item.get("name"), str)
-        result[name] = reader.check(f"{path}[{index}].value", item.get("value"), int)
+        if type(item) is dict:
+            name, value = item.get("name"), item.get("value")
+            if type(name) is str and type(value) is int:
+                result[name] = value
+                continue
+        item_path = f"{path}[{index}]"
+        reader.check(item_path, item, dict)
+        name = reader.check(f"{item_path}.name", item.get("name"), str)
+        result[name] = reader.check(f"{item_path}.value", item.get("value"), int)
     return result
 
 

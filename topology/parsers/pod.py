@@ -9,7 +9,8 @@ from typing import Any
 from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
 from topology.parsers.cpulist import parse_cpulist
-from topology.parsers.fields import Reader
+from topology.parsers.errors import FieldError
+from topology.parsers.fields import Reader, Section
 from topology.parsers.node import tracked
 from topology.parsers.quantity import parse_resource_list
 
@@ -65,27 +66,28 @@ class PodRecord:
 
 def parse_pod(obj: Any) -> PodRecord:
     reader = Reader(obj, "Pod")
-    annotations = reader.string_map("metadata.annotations")
-    containers = _containers(reader, "spec.containers", required=True)
-    init_containers = _containers(reader, "spec.initContainers", required=False)
+    metadata, spec, status = reader.at("metadata"), reader.at("spec"), reader.at("status")
+    annotations = metadata.string_map("annotations")
+    containers = _containers(spec, "containers", required=True)
+    init_containers = _containers(spec, "initContainers", required=False)
     return PodRecord(
-        namespace=reader.get("metadata.namespace", str, default="default"),
-        name=reader.get("metadata.name", str),
-        uid=reader.get("metadata.uid", str, default=""),
-        resource_version=reader.get("metadata.resourceVersion", str, default=""),
-        node_name=reader.get("spec.nodeName", str, default=""),
-        phase=reader.get("status.phase", str, default="Pending"),
-        qos_class=reader.get("status.qosClass", str, default="")
+        namespace=metadata.get("namespace", str, default="default"),
+        name=metadata.get("name", str),
+        uid=metadata.get("uid", str, default=""),
+        resource_version=metadata.get("resourceVersion", str, default=""),
+        node_name=spec.get("nodeName", str, default=""),
+        phase=status.get("phase", str, default="Pending"),
+        qos_class=status.get("qosClass", str, default="")
         or qos_class_of(containers, init_containers),
-        scheduler_name=reader.get("spec.schedulerName", str, default="default-scheduler"),
-        priority=reader.get("spec.priority", int, default=None),
-        labels=reader.string_map("metadata.labels"),
+        scheduler_name=spec.get("schedulerName", str, default="default-scheduler"),
+        priority=spec.get("priority", int, default=None),
+        labels=metadata.string_map("labels"),
         annotations=tracked(annotations),
-        owner_references=_owner_references(reader),
+        owner_references=_owner_references(metadata),
         containers=containers,
         init_containers=init_containers,
         overhead=reader.convert(
-            "spec.overhead", reader.get("spec.overhead", dict, {}), parse_resource_list
+            "spec.overhead", spec.get("overhead", dict, {}), parse_resource_list
         ),
         allocations=_allocations(reader, annotations),
     )
@@ -108,31 +110,54 @@ def qos_class_of(
     return pod.qos_class.value
 
 
-def _containers(reader: Reader, path: str, *, required: bool) -> tuple[ContainerRecord, ...]:
-    items = reader.get(path, list) if required else reader.get(path, list, default=[])
+def _containers(spec: Section, key: str, *, required: bool) -> tuple[ContainerRecord, ...]:
+    items = spec.get(key, list) if required else spec.get(key, list, default=[])
+    path = f"{spec.path}.{key}"
     if required and not items:
-        raise reader.error(path, "a pod needs at least one container")
-    result = []
-    for index, item in enumerate(items):
-        item_path = f"{path}[{index}]"
-        reader.check(item_path, item, dict)
+        raise spec.reader.error(path, "a pod needs at least one container")
+    return tuple(_container(spec.reader, path, index, item) for index, item in enumerate(items))
+
+
+def _container(reader: Reader, path: str, index: int, item: Any) -> ContainerRecord:
+    """A well-formed container is read at once; the checked path, which builds the path
+    of each field it reads, only runs for one that is not, to name what is wrong."""
+    if type(item) is dict:
         resources = item.get("resources") or {}
-        reader.check(f"{item_path}.resources", resources, dict)
-        limits = reader.convert(
-            f"{item_path}.resources.limits", resources.get("limits"), parse_resource_list
-        )
-        requests = reader.convert(
-            f"{item_path}.resources.requests", resources.get("requests"), parse_resource_list
-        )
-        # Kubernetes defaults a missing request to its limit.
-        requests = {**limits, **requests}
-        name = reader.check(f"{item_path}.name", item.get("name"), str)
-        result.append(ContainerRecord(name=name, requests=requests, limits=limits))
-    return tuple(result)
+        name = item.get("name")
+        if type(resources) is dict and type(name) is str:
+            try:
+                limits = parse_resource_list(resources.get("limits"))
+                requests = parse_resource_list(resources.get("requests"))
+            except FieldError:
+                pass
+            else:
+                return _container_record(name, requests, limits)
+    return _checked_container(reader, f"{path}[{index}]", item)
 
 
-def _owner_references(reader: Reader) -> list[dict[str, Any]]:
-    refs = reader.get("metadata.ownerReferences", list, default=[])
+def _checked_container(reader: Reader, item_path: str, item: Any) -> ContainerRecord:
+    reader.check(item_path, item, dict)
+    resources = item.get("resources") or {}
+    reader.check(f"{item_path}.resources", resources, dict)
+    limits = reader.convert(
+        f"{item_path}.resources.limits", resources.get("limits"), parse_resource_list
+    )
+    requests = reader.convert(
+        f"{item_path}.resources.requests", resources.get("requests"), parse_resource_list
+    )
+    name = reader.check(f"{item_path}.name", item.get("name"), str)
+    return _container_record(name, requests, limits)
+
+
+def _container_record(
+    name: str, requests: dict[str, int], limits: dict[str, int]
+) -> ContainerRecord:
+    # Kubernetes defaults a missing request to its limit.
+    return ContainerRecord(name=name, requests={**limits, **requests}, limits=limits)
+
+
+def _owner_references(metadata: Section) -> list[dict[str, Any]]:
+    refs = metadata.get("ownerReferences", list, default=[])
     keep = ("apiVersion", "kind", "name", "uid", "controller")
     return [{k: ref[k] for k in keep if k in ref} for ref in refs if isinstance(ref, dict)]
 

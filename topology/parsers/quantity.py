@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from functools import lru_cache
 
 from topology.parsers.errors import FieldError
 
@@ -61,6 +62,20 @@ def to_base_units(resource: str, value: object) -> int:
     Koordinator's batch/mid CPU resources are already counted in millicores
     ("8522" means 8.522 cores), so they are kept as written.
     """
+    if type(value) is str:
+        return _string_to_base_units(resource, value)
+    return _to_base_units(resource, value)
+
+
+@lru_cache(maxsize=4096)
+def _string_to_base_units(resource: str, value: str) -> int:
+    """Memoised: a cluster writes the same few quantities ("4", "500m", "4Gi") on
+    every pod and NRT, and a cold resync reads hundreds of thousands of them. (An
+    error is raised afresh each time: lru_cache keeps results only.)"""
+    return _to_base_units(resource, value)
+
+
+def _to_base_units(resource: str, value: object) -> int:
     quantity = parse_quantity(value)
     if quantity < 0:
         raise FieldError(f"{value!r} is negative")

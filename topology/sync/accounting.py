@@ -48,8 +48,10 @@ class Accounts:
         self.report.add(sync, "written", len(applied.written))
         self.report.add(sync, "removed", applied.removed)
         self.report.add(sync, "skipped", applied.skipped)
-        fine = {display_name(k) for k in applied.written | applied.gone}
-        fixed = fine & self._open_errors.get(sync, set())
+        open_errors = self._open_errors.get(sync)
+        if not open_errors:  # the common case: no name to build for a page of 500
+            return
+        fixed = {display_name(k) for k in applied.written | applied.gone} & open_errors
         if fixed:
             state.clear_object_errors(self.cluster, sync, fixed)
             self._open_errors[sync] -= fixed

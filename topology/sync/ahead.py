@@ -1,12 +1,13 @@
-"""Parse (and hash) a list page's objects ahead of the writer, in the fetching thread.
+"""Parse (and hash) a list page's objects ahead of the writer, in a thread of its own.
 
 A cold resync spends most of its CPU parsing and hashing; the writer spends most of
-its time waiting for the database. Done in the thread that fetches the pages, the
-parsing overlaps those waits (the waits release the GIL). Only the work moves: which
-objects are written is still decided by the writer against the mirror. The fetching
-thread compares versions with the mirror's as the list began; if that view is stale
-(a list restarted after its `continue` token expired), it only parses an object the
-writer will find unchanged, or leaves one for the writer to parse itself.
+its time waiting for the database. Done in a thread between the one that fetches the
+pages and the writer (see `prefetch`), the parsing overlaps those waits (the waits
+release the GIL) and the wait for the next page. Only the work moves: which objects
+are written is still decided by the writer against the mirror. The parsing thread
+compares versions with the mirror's as the list began; if that view is stale (a list
+restarted after its `continue` token expired), it only parses an object the writer
+will find unchanged, or leaves one for the writer to parse itself.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 - Client-side timeouts on every request: (connect, read). A watch's read timeout
   exceeds the server-side `timeoutSeconds`, so only a dead connection trips it.
 - urllib3 retries are off: the sync's own backoff (with jitter and a ceiling) decides.
-- Bodies are read raw (`_preload_content=False`) and decoded once with `json`: the
+- Bodies are read raw (`_preload_content=False`) and decoded once (`decode_json`): the
   parsers want the wire format, and model objects would cost time and memory.
 - Credentials stay inside the ApiClient; nothing here logs or repeats them.
 """
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
@@ -150,7 +151,7 @@ class ClusterClient:
         try:
             for line in iter_resp_lines(response):
                 if line.strip():
-                    yield json.loads(line)
+                    yield decode_json(line)
         finally:
             with self._lock:
                 self._open_streams.discard(response)
@@ -211,7 +212,7 @@ class ClusterClient:
             data = response.data
         finally:
             response.release_conn()
-        body = json.loads(data)
+        body = decode_json(data)
         if not isinstance(body, dict):
             raise ValueError("the API server answered with something other than an object")
         return body
@@ -242,6 +243,22 @@ class ClusterClient:
                 group, version, "reservations", name, **self._raw()
             )
         )
+
+
+def decode_json(data: bytes | str) -> Any:
+    """A response body or watch line, decoded.
+
+    orjson decodes a list page several times faster than `json` (a cold resync decodes
+    100,000 pods and 5,000 NRTs of 384 CPUs). What orjson refuses and `json` accepts
+    (NaN, a lone surrogate escape, a body not in UTF-8) goes to `json`, so that no body
+    decoded before is refused now. The two agree on everything else an API server
+    sends; they would differ on an integer beyond 64 bits, which orjson reads as a float,
+    but the API server (Go) never writes one: it holds JSON numbers as int64 or float64.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _group_version(body: dict[str, Any]) -> tuple[str, str]:

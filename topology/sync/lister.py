@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
@@ -25,7 +24,6 @@ from topology.sync.settings import SyncSettings
 
 logger = logging.getLogger(__name__)
 Sink = Callable[[Message], None]
-Prepare = Callable[[Resource, list[dict[str, Any]]], dict[Any, Any]]
 
 
 class ListFailed(RuntimeError):
@@ -43,7 +41,6 @@ class Lister:
         cluster_name: str,
         max_attempts: int | None,
         pages_in_flight: int | None = None,
-        prepare: Prepare | None = None,
     ) -> None:
         self._client = client
         self._settings = settings
@@ -53,8 +50,6 @@ class Lister:
         self._max_attempts = max_attempts
         # In a watcher thread the writer consumes pages later; bound how many wait.
         self._in_flight = threading.Semaphore(pages_in_flight) if pages_in_flight else None
-        # Work on a page done here, before the writer gets it (parsing ahead).
-        self._prepare = prepare
 
     def run(self, resource: Resource) -> str:
         """List everything; returns the list's resourceVersion to watch from."""
@@ -96,14 +91,13 @@ class Lister:
                 return page.resource_version
 
     def _deliver(self, resource: Resource, page: Page, restarted: bool, started_at: float) -> None:
-        parsed = self._prepare(resource, page.items) if self._prepare is not None else None
         if self._in_flight is not None:
             # Wait for the writer to take a page, but not past a stop: a writer that
             # gave up will never take it.
             while not self._in_flight.acquire(timeout=0.2):
                 if self._stop.is_set():
                     raise ListFailed(f"{resource.sync.value}: stopped")
-        self._sink(ListPage(resource, page.items, restarted, started_at, self._in_flight, parsed))
+        self._sink(ListPage(resource, page.items, restarted, started_at, self._in_flight))
 
     def _pause(self, resource: Resource, exc: Exception, backoff: Backoff) -> bool:
         """Report the failure, then wait; raise when out of attempts or stopped."""

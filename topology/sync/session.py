@@ -24,7 +24,8 @@ from topology.sync.backoff import Backoff, is_transient
 from topology.sync.client import ClusterClient, Credentials
 from topology.sync.discovery import SyncPlan, discover
 from topology.sync.errors import ResourceGone, SyncConnectError, describe
-from topology.sync.lister import Lister, ListFailed, Prepare, Sink
+from topology.sync.interpreter import tuned_for_full_lists
+from topology.sync.lister import Lister, ListFailed, Sink
 from topology.sync.messages import Message
 from topology.sync.prefetch import list_ahead
 from topology.sync.report import SyncReport
@@ -131,11 +132,21 @@ class ClusterSync:
 
     def _list_all(self, versions: dict[Resource, str]) -> dict[Resource, str]:
         """List every collection in order (nodes first); returns resourceVersions to watch."""
+        with tuned_for_full_lists():
+            self._list_each(versions)
+        self._writer.finish()
+        if self._after_full_list is not None:
+            self._after_full_list(self.cluster.pk)
+        return versions
+
+    def _list_each(self, versions: dict[Resource, str]) -> None:
+        """List each served collection; record in `versions` where to watch it from."""
         for resource in self._plan.resources:
-            stored = self._writer.begin_list(resource)
-            make_lister = partial(self._make_lister, prepare=partial(_parse_ahead, stored))
+            prepare = partial(_parse_ahead, self._writer.begin_list(resource))
             try:
-                versions[resource] = list_ahead(resource, make_lister, self._handle, self._stop)
+                versions[resource] = list_ahead(
+                    resource, self._make_lister, self._handle, self._stop, prepare=prepare
+                )
             except ResourceGone:
                 self._writer.abandon_list(resource)
                 self.report.not_served[resource.sync] = "no longer served"
@@ -144,14 +155,8 @@ class ClusterSync:
                 self._writer.abandon_list(resource)
                 self.report.incomplete.append(str(exc))
                 versions[resource] = ""  # its watcher lists it first
-        self._writer.finish()
-        if self._after_full_list is not None:
-            self._after_full_list(self.cluster.pk)
-        return versions
 
-    def _make_lister(
-        self, sink: Sink, stop: threading.Event, depth: int, *, prepare: Prepare
-    ) -> Lister:
+    def _make_lister(self, sink: Sink, stop: threading.Event, depth: int) -> Lister:
         assert self._client is not None
         return Lister(
             self._client,
@@ -161,7 +166,6 @@ class ClusterSync:
             cluster_name=self.cluster.name,
             max_attempts=self._settings.list_attempts,
             pages_in_flight=depth,
-            prepare=prepare,
         )
 
     def _start_watchers(self, versions: dict[Resource, str]) -> list[Watcher]:
