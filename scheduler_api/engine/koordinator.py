@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from types import MappingProxyType
+from typing import Protocol, cast
 
 from scheduler_api.engine.koordinator_merge import Hint, merge
 from scheduler_api.engine.koordinator_numa import (
@@ -27,6 +28,7 @@ from scheduler_api.engine.koordinator_numa import (
     try_allocate,
     try_from_node,
     try_from_reservations,
+    with_hint,
 )
 from scheduler_api.engine.koordinator_pod import (
     ERR_INVALID_CPUS,
@@ -37,19 +39,23 @@ from scheduler_api.engine.koordinator_render import render_resource_status
 from scheduler_api.engine.koordinator_reservation import (
     ReservationAlloc,
     ReservationSplit,
+    RestoreState,
+    matches_owners,
     nominate,
     restore_state,
     split_reservations,
 )
 from scheduler_api.engine.koordinator_state import (
+    KeptBooks,
     KoordConfig,
     add,
     add_numa,
     available_cpus,
     available_numa,
-    node_books,
+    kept_books,
     node_cpu_bind_policy,
     node_numa_policy,
+    remember,
 )
 from scheduler_api.engine.results import (
     PlacementResult,
@@ -84,6 +90,15 @@ ERR_BIND_CONFLICT = "node(s) cpu bind policy conflicts with pod's required cpu b
 
 
 # --- per-node setup ------------------------------------------------------------------------
+
+# restore_state of a node whose reservations the pod neither matches nor shares (most
+# nodes hold none): one shared state that nothing can change
+NO_RESTORE = RestoreState(
+    matched_allocatable=MappingProxyType({}),
+    matched_allocated=MappingProxyType({}),
+    unmatched_used=MappingProxyType({}),
+)
+NO_SPLIT = ReservationSplit()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,19 +166,41 @@ def node_run(
     config: KoordConfig,
 ) -> NodeRun | Reason:
     """Resolve policies for the node; a Reason when Filter refuses before allocating."""
-    view, held = node_books(node, config, reservations)
-    split = split_reservations(node, pod, reservations)
-    ctx = NodeContext(view, held, restore_state(node, held, split), config)
-    node_policy = node_numa_policy(node, view)
+    kept = kept_books(node, config, reservations)
+    node_policy = node_numa_policy(node, kept.view)
     if node_policy and state.pod_numa_policy and node_policy != state.pod_numa_policy:
         return Reason(ReasonCheck.POLICY_MISMATCH, message=ERR_POLICY_MISMATCH)
-    binding = request_cpu_bind(state, node_cpu_bind_policy(node))
+    node_bind = node_cpu_bind_policy(node)
+    binding = request_cpu_bind(state, node_bind)
     if isinstance(binding, Reason):
         return binding
+    split, restore = _split_and_restore(kept, pod, reservations)
+    ctx = NodeContext(kept.view, kept.held, restore, config, kept.memo)
     return NodeRun(
-        node, pod, state, ctx, node_cpu_bind_policy(node), state.pod_numa_policy or node_policy,
+        node, pod, state, ctx, node_bind, state.pod_numa_policy or node_policy,
         binding, ctx.restore.matched, split,
     )  # fmt: skip
+
+
+def _split_and_restore(
+    kept: KeptBooks, pod: PodSpec, reservations: Sequence[ReservationSnapshot]
+) -> tuple[ReservationSplit, RestoreState]:
+    """split_reservations and restore_state, kept with the node's books for each answer
+    the pod gives to the only questions the split asks of it: does it ignore
+    reservations, and whose owners does it match (of the reservations the books hold)."""
+    if not kept.reservations:
+        return NO_SPLIT, NO_RESTORE
+    matches = tuple(matches_owners(pod, r.owners) for r in kept.reservations)
+    key = ("split", pod.ignores_reservations, matches)
+    entry = kept.memo.get(key)
+    if entry is None:
+        split = split_reservations(kept.node, pod, reservations)
+        restore = NO_RESTORE
+        if split.matched or split.unmatched:
+            restore = restore_state(kept.node, kept.held, split)
+        entry = (split, restore)
+        remember(kept.memo, key, entry)
+    return cast(tuple[ReservationSplit, RestoreState], entry)
 
 
 # --- what Filter and Score ask the resource manager -------------------------------------
@@ -227,7 +264,7 @@ class FilterOutcome:
     ops: AllocationOps = REFERENCE_OPS
 
 
-def _bind_checks(run: NodeRun) -> Reason | None:
+def bind_checks(run: NodeRun) -> Reason | None:
     """Filter's cpu-bind checks: a valid topology, no policy conflict, SMT alignment."""
     topology = run.ctx.view.topology
     if not topology.is_valid():
@@ -268,7 +305,7 @@ def _admit(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
             else ReasonCheck.UNALIGNED_HINT
         )
         return FilterOutcome(refused(*(Reason(check, message=m) for m in merged.reasons)))
-    attempt = ops.attempt(run, replace(opts, hint=merged.hint.mask))
+    attempt = ops.attempt(run, with_hint(opts, merged.hint.mask))
     if attempt is not None:
         return FilterOutcome(refused(attempt))
     zones = tuple(sorted(merged.hint.mask or ()))
@@ -297,7 +334,7 @@ def filter_node(
 def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
     """Plugin.Filter once the node's policies are resolved."""
     if run.request_cpu_bind:
-        problem = _bind_checks(run)
+        problem = bind_checks(run)
         if problem is not None:
             return FilterOutcome(refused(problem))
         _, required = cpu_bind_policy(run)

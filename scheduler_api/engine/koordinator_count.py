@@ -12,7 +12,15 @@ as each copy is assumed, and each copy is judged by the counting Filter of
   so every NUMA node loses exactly the cores it gave).
 * picking mode (SpreadByPCPUs required, where later copies depend on which cores
   earlier ones touched, or a cpuset taken "anywhere" on a multi-node layout under a
-  NUMA policy): each copy's cpuset comes from the real Reserve (`koordinator.place`).
+  NUMA policy): each copy's cpuset comes from the real Reserve (`koordinator.place`),
+  or from its takeCPUs calls where those are exact (`koordinator_takes`).
+
+Where a copy's effect is known, many are assumed at once (each exactness argument is
+at its method, each property-tested against the copy-by-copy fill): the copies a
+single NUMA node takes alone, in closed form (`alike_copies`, and `spread_takes` when
+picking); those single NUMA nodes before any copy is judged whole, where Filter would
+put copies there anyway (`_singles_first`); under no NUMA policy, the copies the free
+cpus hold. A verdict the fast Filter already gave on the node serves for its first copy.
 
 The shared node filters only tighten as copies pile up; their limit is counted once
 (`node_fit_count`). A copy's new cpus were free, so no other holder shares them and
@@ -27,42 +35,55 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from scheduler_api.engine.errors import AllocationError
 from scheduler_api.engine.koordinator import (
     NodeRun,
+    bind_checks,
     filter_run,
     node_run,
     place,
     resource_options,
 )
-from scheduler_api.engine.koordinator_cpu import (
-    satisfies_required_bind_policy,
-    take_preferred_cpus,
-)
-from scheduler_api.engine.koordinator_fast import (
+from scheduler_api.engine.koordinator_books import (
     Books,
-    CountingOps,
     CPULayout,
-    allocation_reason,
     bind_filter,
     books_of,
-    countable,
-    cpu_counts,
-    exclusive_policy,
-    is_published,
+    kept,
     layout_of,
     numa_totals,
-    placed_amounts,
     trim,
+)
+from scheduler_api.engine.koordinator_fast import (
+    CountingOps,
+    countable,
+    cpu_counts,
+    cpu_reason,
+    exclusive_policy,
+    is_published,
+    judged,
+    placed_amounts,
     uniform_names,
 )
 from scheduler_api.engine.koordinator_merge import Hint, exclusive_ok
-from scheduler_api.engine.koordinator_numa import ResourceOptions
+from scheduler_api.engine.koordinator_numa import ResourceOptions, with_hint
 from scheduler_api.engine.koordinator_pod import prefilter
-from scheduler_api.engine.koordinator_state import HeldAllocation, KoordConfig, NodeAllocation
-from scheduler_api.engine.results import Reason
+from scheduler_api.engine.koordinator_spread import Spreader
+from scheduler_api.engine.koordinator_state import (
+    HeldAllocation,
+    KoordConfig,
+    NodeAllocation,
+    add,
+)
+from scheduler_api.engine.koordinator_takes import (
+    alike_copies,
+    pick_cpus,
+    spread_takes,
+    spreads_within_numa_nodes,
+)
+from scheduler_api.engine.results import PlacementResult, Reason
 from scheduler_api.engine.snapshot import (
     CPUBindPolicy,
+    CPUExclusivePolicy,
     NodeSnapshot,
     NUMATopologyPolicy,
     PodSpec,
@@ -120,33 +141,97 @@ def needs_picking(run: NodeRun, opts: ResourceOptions) -> bool:
 class Filler:
     """Assumes copies of one pod into one node's books until the next one is refused."""
 
-    def __init__(self, run: NodeRun, layout: CPULayout, pod: PodSpec) -> None:
+    def __init__(
+        self,
+        run: NodeRun,
+        layout: CPULayout,
+        pod: PodSpec,
+        *,
+        closed_form: bool = True,
+        judged: PlacementResult | None = None,
+    ) -> None:
+        self.opts = resource_options(run, None)
+        self.books = books_of(run, self.opts, layout)  # the kept books: the copy is still equal
         self.state = copy_allocation(run.ctx.state)
-        self.run = replace(run, ctx=replace(run.ctx, state=self.state))
+        # no memo: what it keeps describes the node's own books, not this changing copy
+        self.run = replace(run, ctx=replace(run.ctx, state=self.state, memo=None))
         self.layout, self.pod = layout, pod
-        self.opts = resource_options(self.run, None)
         self.picking = needs_picking(self.run, self.opts)
-        self.books = books_of(self.run, self.opts, layout)
+        self.policy = exclusive_policy_of(pod)
+        self.numa_ids = frozenset(self.run.ctx.view.numa_nodes())
+        self.stale = False  # picking mode: the books must be built again before use
+        self.closed_form = closed_form  # False: every copy judged (what the tests hold it to)
+        self.judged = judged  # Filter's verdict on the node as it is, if already given
+        view = self.run.ctx.view
+        self.published = [name for name in self.opts.requests if is_published(view, name)]
+        self.spreader = Spreader(self.opts, self.books.totals, view.topology.cpus_per_core())
 
     def fill(self, cap: int) -> int:
         """Copies assumed before one is refused (at most `cap`); raises Undecided.
 
-        The first copy goes through the whole Filter (its checks that do not depend on
-        room, such as the bind policy's, refuse every copy alike); then the copies that
-        single NUMA nodes take are assumed at once, then the rest one by one.
+        Where single NUMA nodes take copies first (`_singles_first`), those come first;
+        else the first copy goes through the whole Filter (its checks that do not depend
+        on room, such as the bind policy's, refuse every copy alike: a verdict already
+        given on the node serves), then single NUMA nodes fill. The rest one by one,
+        or at once where only the free cpus change (`_only_free_cpus_change`).
         """
-        count = 0
+        count, singles_done = 0, self._singles_first()
+        if singles_done:
+            count = self._fill_single_numa_nodes(0, cap)
+            if self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE:
+                return count  # no wider hint is ever admitted: the next copy is refused
+        verdict = self.judged if self.closed_form and count == 0 else None
         while count < cap:
-            copy = self._next_copy()
+            copy, verdict = self._next_copy(verdict), None
             if copy is None:
                 return count
             if not copy.holds_something:
                 return cap  # the books did not change: every further copy fits alike
             self._assume(copy, f"{UID_PREFIX}{count}")
             count += 1
-            if count == 1:
+            if count == 1 and self.closed_form and self._only_free_cpus_change(copy):
+                return count + self._assume_anywhere(copy, count, cap - count)
+            if count == 1 and not singles_done:
                 count = self._fill_single_numa_nodes(count, cap)
         return cap
+
+    def _singles_first(self) -> bool:
+        """Can the copies single NUMA nodes take be assumed before any is judged whole?
+
+        Where `_fill_single_numa_nodes` applies, from the first copy on: while some NUMA
+        node takes a copy alone and may (singleNUMANodeExclusive), Filter admits one and
+        puts it in such a node, as the rest do (see there); Filter's other checks (the
+        bind checks) do not depend on room, and with some published resource requested
+        no hint is "anywhere". Under SingleNUMANode, which admits only single-NUMA hints,
+        the first copy the singles cannot take is refused: a NUMA node refused stays
+        refused (copies elsewhere only take), and copies make no NUMA node "shared".
+        """
+        run, view = self.run, self.run.ctx.view
+        if not self.closed_form or (self.picking and not self.layout.uniform):
+            return False
+        if run.numa_policy == NUMATopologyPolicy.NONE:
+            return False
+        if len(view.numa_resources) < 2 or not uniform_names(run):
+            return False
+        requests = self.opts.requests.items()
+        if not any(amount > 0 and is_published(view, name) for name, amount in requests):
+            return False  # the merge would admit the "anywhere" hint
+        return not run.request_cpu_bind or bind_checks(run) is None
+
+    def _only_free_cpus_change(self, copy: Copy) -> bool:
+        """No NUMA policy, counting mode: Filter asks only whether `free` cpus suffice
+        (the bind checks do not depend on room; no hint means no NUMA amounts), and a
+        copy only takes its cpus off `free`."""
+        counted = copy.cpuset is None and not copy.numa_resources and not copy.cpu_counts
+        return self.run.numa_policy == NUMATopologyPolicy.NONE and counted and not self.picking
+
+    def _assume_anywhere(self, copy: Copy, count: int, room: int) -> int:
+        """Assume at once the further copies `free` cpus hold (at most `room`): each takes
+        as many; the first one refused is the first that finds too few."""
+        more = min(room, self.books.free // copy.cpus_taken) if copy.cpus_taken else room
+        books = self.books  # no NUMA amounts, no cpuset: the NodeAllocation keeps nothing more
+        self.books = Books(books.totals, books.numa_free, books.free - more * copy.cpus_taken, -1)
+        return more
 
     def _fill_single_numa_nodes(self, count: int, cap: int) -> int:
         """Assume at once every further copy that will land in a single NUMA node.
@@ -169,25 +254,116 @@ class Filler:
             return count  # no hints at all: cpus come from anywhere
         statuses = self.state.numa_status(len(numa_ids))
         exclusive = exclusive_policy(self.run)
-        if self.picking:
-            self.books = books_of(self.run, self.opts, self.layout)
         for numa in numa_ids:
             mask = frozenset({numa})
             if not exclusive_ok(Hint(mask, True), exclusive, statuses):
                 continue
+            taken = self._take_in_numa(numa, count, cap - count) if count < cap else None
+            if taken is not None:
+                count += taken
+                continue
             while count < cap and (copy := self._single_copy(mask)) is not None:
                 self._assume(copy, f"{UID_PREFIX}{count}")
-                if self.picking:
-                    self._refresh_numa(numa)
                 count += 1
+                more = self._assume_alike(numa, copy, count, cap - count)
+                if more is not None:
+                    count += more
+                    break  # the next copy here is the first one refused
         return count
+
+    def _assume_alike(self, numa: int, copy: Copy, count: int, room: int) -> int | None:
+        """Assume at once the further copies NUMA node `numa` takes (at most `room`);
+        None where they are left to the copy-by-copy fill.
+
+        Counting mode: each takes the same amounts and cpus as `copy`, and the next one
+        fits while every amount it places fits what is left (`alike_copies`) and, when
+        binding, the NUMA node's and the node's free cpus hold its cpus.
+        """
+        if not self.closed_form or self.picking or set(copy.numa_resources) != {numa}:
+            return None
+        per_numa = (copy.cpu_counts or {}).get(numa, 0)
+        if copy.cpus_taken and (per_numa != copy.cpus_taken or len(copy.cpu_counts or {}) > 1):
+            return None
+        more = min(room, alike_copies(self.run, numa, copy.numa_resources[numa]))
+        if copy.cpus_taken:
+            more = min(more, self.books.numa_free.get(numa, 0) // per_numa)
+            more = min(more, self.books.free // per_numa)
+        if more > 0:
+            self._assume_many(numa, copy, count, more)
+        return more
+
+    def _take_in_numa(self, numa: int, count: int, room: int) -> int | None:
+        """Picking mode: assume at once the copies NUMA node `numa` takes alone (at most
+        `room`); None where they are left to the copy-by-copy fill.
+
+        Where `pick_spread` picks and the pod's exclusive policy excludes nothing, every
+        copy places what distribute puts in the node alone (the same amounts each time)
+        and takes the node's lowest cpus, one per core that has one left: followed here
+        on the node's cores. The first copy fits as `_single_copy` says (nothing it
+        requests lacking, its amounts within the books'); the next ones while their
+        amounts fit (`alike_copies`); each while that many cores still have a cpu
+        (the node's free cpus include those, so they hold the copy too).
+        """
+        exclusive = (CPUExclusivePolicy.PCPU_LEVEL, CPUExclusivePolicy.NUMA_NODE_LEVEL)
+        if not (self.closed_form and self.picking) or self.opts.cpu_exclusive_policy in exclusive:
+            return None
+        if not spreads_within_numa_nodes(self.run, self.opts, self.layout):
+            return None
+        books, needed = self._fresh_books(), self.opts.num_cpus_needed
+        left = books.totals.get(numa, {})
+        if any(left.get(name, 0) == 0 for name in self.published):
+            return 0
+        placed, missing = self.spreader.spread_alone(numa, books.totals)
+        if missing:
+            return 0
+        amounts = placed.get(numa, {})
+        if needed <= 0 or amounts.get("cpu", 0) != needed * 1000:
+            return None  # cpus not as amounts say: the take decides, copy by copy
+        limit = min(room, alike_copies(self.run, numa, amounts))
+        takes = spread_takes(self._free_cores(numa), needed, limit)
+        for index, taken in enumerate(takes, start=count):
+            held = HeldAllocation(f"{UID_PREFIX}{index}", taken, self.policy, {numa: dict(amounts)})
+            self.state.add(held, self.layout.topology)
+        if takes:
+            self._refresh_taken(frozenset().union(*takes), placed)
+        return len(takes)
+
+    def _free_cores(self, numa: int) -> list[list[int]]:
+        """The available cpus of each core of NUMA node `numa`, lowest first."""
+        view, held, layout = self.run.ctx.view, self.state.cpus, self.layout
+        limit = view.max_ref_count
+        in_numa = layout.node_cpus.get(numa, frozenset())
+        taken = {cpu for cpu in in_numa if cpu in held and held[cpu].ref_count >= limit}
+        unavailable = taken | view.reserved_cpus
+        cores = {layout.core_of[cpu] for cpu in in_numa}
+        return [sorted(layout.core_cpus[core] - unavailable) for core in cores]
+
+    def _assume_many(self, numa: int, copy: Copy, count: int, more: int) -> None:
+        """`more` copies like `copy` into the state and the books, as `_assume` would one
+        by one: the NUMA amounts add up, the cpus come off the NUMA node's count, the
+        copies use the NUMA node alone. Their entries in `pods` are left out: nothing
+        after the count's start reads them (their uids are unique by construction)."""
+        amounts = copy.numa_resources[numa]
+        held = self.state.resources.get(numa, {})
+        added = {name: amount * more for name, amount in amounts.items()}
+        self.state.resources[numa] = add(held, added)
+        numa_free = dict(self.books.numa_free)
+        if copy.cpus_taken:
+            numa_free[numa] -= copy.cpus_taken * more
+            uids = (f"{UID_PREFIX}{index}" for index in range(count, count + more))
+            self.state.single.setdefault(numa, set()).update(uids)
+        totals = {**self.books.totals, **numa_totals(self.run, {numa})}
+        if self.opts.required_cpu_bind_policy:
+            trim(totals, numa_free)
+        free = self.books.free - copy.cpus_taken * more
+        self.books = Books(totals, numa_free, free, -1)
 
     def _refresh_numa(self, numa: int) -> None:
         """Picking mode on a uniform layout: the books after a take from one NUMA node."""
         view, layout, books = self.run.ctx.view, self.layout, self.books
-        in_numa = layout.node_cpus.get(numa, frozenset())
-        held = {cpu for cpu in in_numa if cpu in self.state.cpus}
-        taken = {cpu for cpu in held if self.state.cpus[cpu].ref_count >= view.max_ref_count}
+        in_numa, held = layout.node_cpus.get(numa, frozenset()), self.state.cpus
+        limit = view.max_ref_count
+        taken = {cpu for cpu in in_numa if cpu in held and held[cpu].ref_count >= limit}
         usable = in_numa - taken - view.reserved_cpus
         if self.opts.required_cpu_bind_policy:
             usable = bind_filter(self.opts.cpu_bind_policy, usable, layout)
@@ -199,38 +375,48 @@ class Filler:
         self.books = Books(totals, numa_free, free, len(self.state.cpus))
 
     def _single_copy(self, mask: frozenset[int]) -> Copy | None:
-        """The copy the NUMA node of `mask` would take alone, if it has room for one."""
-        lacking = any(
-            self.books.totals.get(min(mask), {}).get(name, 0) == 0
-            for name in self.opts.requests
-            if is_published(self.run.ctx.view, name)
-        )
-        opts = replace(self.opts, hint=mask)
-        if lacking or allocation_reason(self.run, opts, self.books, self.layout) is not None:
+        """The copy the NUMA node of `mask` would take alone, if it has room for one:
+        no resource it requests lacking there (generateHints), then what
+        tryAllocateFromNode does with that hint (`allocation_reason`, whose options do
+        not read the hint but through distribute), then its cpus."""
+        books, numa = self._fresh_books(), min(mask)
+        left = books.totals.get(numa, {})
+        if any(left.get(name, 0) == 0 for name in self.published):
             return None
-        amounts = placed_amounts(self.run, opts, self.books, mask)
-        assert not isinstance(amounts, Reason)
+        amounts, missing = self.spreader.spread_alone(numa, books.totals)
+        if missing:
+            return None
         if not self.run.request_cpu_bind:
             return Copy(amounts)
+        if cpu_reason(self.opts, books, amounts, self.layout) is not None:
+            return None
         if self.picking:
-            cpus = pick_cpus(self.run, opts, self.layout, amounts)
+            cpus = pick_cpus(self.run, self.opts, self.layout, amounts)
             if cpus is None:
                 raise Undecided("a take that did not go as counted")
             return Copy(amounts, cpuset=cpus, cpus_taken=len(cpus))
-        return Copy(amounts, cpu_counts=cpu_counts(opts, self.books, amounts),
-                    cpus_taken=opts.num_cpus_needed)  # fmt: skip
+        return Copy(amounts, cpu_counts=cpu_counts(self.opts, books, amounts),
+                    cpus_taken=self.opts.num_cpus_needed)  # fmt: skip
 
-    def _next_copy(self) -> Copy | None:
-        """Filter, then the allocation Score and Reserve both make; None when refused."""
-        books = books_of(self.run, self.opts, self.layout) if self.picking else self.books
+    def _next_copy(self, verdict: PlacementResult | None = None) -> Copy | None:
+        """Filter, then the allocation Score and Reserve both make; None when refused.
+
+        `verdict`: Filter's, already given on these very books (`judged`): whether it
+        admits the pod, and the NUMA nodes of its hint (none: no hint).
+        """
+        books = self._fresh_books()
         ops = CountingOps(self.layout, books, reasons=False)
-        outcome = filter_run(self.run, ops)
-        if not outcome.result.fits:
+        if verdict is None:
+            outcome = filter_run(self.run, ops)
+            fits, hint = outcome.result.fits, outcome.hint
+        else:
+            fits, hint = verdict.fits, frozenset(verdict.numa_zones) or None
+        if not fits:
             return None
-        opts = replace(self.opts, hint=outcome.hint)
+        opts = with_hint(self.opts, hint)
         if ops.attempt(self.run, opts) is not None:
             return None
-        amounts = placed_amounts(self.run, opts, books, outcome.hint)
+        amounts = placed_amounts(self.run, opts, books, hint)
         assert not isinstance(amounts, Reason)  # attempt() just succeeded with them
         if self.picking:
             return self._picked_copy(opts, amounts)
@@ -253,12 +439,32 @@ class Filler:
 
     def _assume(self, copy: Copy, uid: str) -> None:
         """The copy into the books, as the reference's rebuilt NodeAllocation holds it."""
-        policy = koord_exclusive_policy(self.pod)
         numa = {n: dict(amounts) for n, amounts in copy.numa_resources.items()}
-        held = HeldAllocation(uid, copy.cpuset or frozenset(), policy, numa)
+        held = HeldAllocation(uid, copy.cpuset or frozenset(), self.policy, numa)
         self.state.add(held, self.layout.topology)
         if copy.cpuset is None:
             self._count_cpus(copy, uid)
+        else:
+            self._refresh_taken(copy.cpuset, copy.numa_resources)
+
+    def _refresh_taken(self, cpuset: frozenset[int], amounts: Mapping[int, object]) -> None:
+        """Picking mode: the books after a take. On a uniform layout (no core across NUMA
+        nodes) only the NUMA nodes of the take changed; when the books count each of
+        them (upstream finds no cpu of a NUMA id with socket bits), refreshing those
+        keeps every count exact. Else they are built again before next use."""
+        details = self.layout.topology.details
+        touched = {details[cpu].node for cpu in cpuset}
+        if self.stale or not self.layout.uniform or not touched <= self.numa_ids:
+            self.stale = True
+            return
+        for numa in sorted(touched | set(amounts)):
+            self._refresh_numa(numa)
+
+    def _fresh_books(self) -> Books:
+        """The books as the state now holds them (built again after a take if need be)."""
+        if self.stale:
+            self.books, self.stale = books_of(self.run, self.opts, self.layout), False
+        return self.books
 
     def _count_cpus(self, copy: Copy, uid: str) -> None:
         """Counting mode: take the copy's cpus off the counts, mark the NUMA nodes it used."""
@@ -283,39 +489,25 @@ class Filler:
         self.books = Books(totals, numa_free, self.books.free - copy.cpus_taken, -1)
 
 
-def pick_cpus(
-    run: NodeRun, opts: ResourceOptions, layout: CPULayout, placed: Mapping[int, Mapping[str, int]]
-) -> frozenset[int] | None:
-    """allocateCPUSet for NUMA amounts already placed: the very takeCPUs calls Reserve makes
-    (tryAllocateFromNode: no preferred cpus), on the layout's index instead of a scan of
-    every cpu per NUMA node. None when the takes do not add up (the reference decides)."""
-    view, state = run.ctx.view, run.ctx.state
-    taken = {cpu for cpu, info in state.cpus.items() if info.ref_count >= view.max_ref_count}
-    available = layout.cpus - taken - view.reserved_cpus
-    if opts.required_cpu_bind_policy:
-        available = bind_filter(opts.cpu_bind_policy, available, layout)
-    args = (opts.cpu_bind_policy, opts.cpu_exclusive_policy, opts.numa_allocate_strategy)
-    held, result = dict(state.cpus), frozenset[int]()
-    try:
-        for numa, amounts in sorted(placed.items()):
-            in_numa = layout.node_cpus.get(numa, frozenset()) & available
-            count = min(len(in_numa), amounts.get("cpu", 0) // 1000)
-            result |= take_preferred_cpus(
-                layout.topology, view.max_ref_count, in_numa, frozenset(), held, count, *args
-            )
-    except AllocationError:
-        return None
-    policy = opts.cpu_bind_policy
-    satisfied = not opts.required_cpu_bind_policy or satisfies_required_bind_policy(
-        policy, result, layout.topology
-    )
-    return result if len(result) == opts.num_cpus_needed and satisfied else None
-
-
 def _uid_clash(run: NodeRun, reservations: Sequence[ReservationSnapshot]) -> bool:
     """An existing holder named like an assumed copy (the reference would skip that copy)."""
-    uids = set(run.ctx.state.pods) | {r.uid for r in reservations}
-    return any(uid.startswith(UID_PREFIX) for uid in uids)
+    pods = run.ctx.state.pods
+    held = kept(run, ("uid clash",), lambda: any(uid.startswith(UID_PREFIX) for uid in pods))
+    return held or any(r.uid.startswith(UID_PREFIX) for r in reservations)
+
+
+_LAST_POLICY: list[tuple[PodSpec, CPUExclusivePolicy]] = []
+
+
+def exclusive_policy_of(pod: PodSpec) -> CPUExclusivePolicy:
+    """`koord_exclusive_policy`, kept for the last pod asked about (it parses the pod's
+    resource-spec annotation; a what-if asks it for every node it counts)."""
+    last = _LAST_POLICY[-1] if _LAST_POLICY else None
+    if last is not None and last[0] is pod:
+        return last[1]
+    policy = koord_exclusive_policy(pod)
+    _LAST_POLICY[:] = [(pod, policy)]
+    return policy
 
 
 def fill_count(
@@ -342,6 +534,6 @@ def fill_count(
     if not countable(run, layout) or _uid_clash(run, reservations):
         return None
     try:
-        return Filler(run, layout, pod).fill(cap)
+        return Filler(run, layout, pod, judged=judged(run)).fill(cap)
     except Undecided:
         return None

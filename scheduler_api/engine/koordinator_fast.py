@@ -5,7 +5,8 @@ by allocating: NUMA amounts and a cpuset, for each of the 2^N - 1 masks, each ti
 walking every CPU of the node (about 100 ms for one 8-zone, 384-CPU node). Whether
 such an allocation *succeeds*, though, only depends on counts:
 
-* the NUMA amounts come from `distribute` over the mask (the reference function);
+* the NUMA amounts come from `distribute` over the mask (the reference function, or
+  `koordinator_spread.Spreader`, which works its per-pod parts out once per walk);
 * allocateCPUSet then takes, from each NUMA node of the mask, min(usable cpus there,
   its cpu amount) cpus, and fails unless these add up to the cpus needed; takeCPUs
   itself never fails when asked for no more cpus than it is offered;
@@ -20,17 +21,19 @@ stops at the narrowest width that can decide the merge (single NUMA nodes for
 SingleNUMANode; the first width with a hint, or with an exclusive-compatible hint
 under Restricted): a wider hint can never replace a preferred narrower one. The
 stop is kept only when its merge does find a preferred hint; otherwise (a refusal,
-whose message lists every hint) all masks are enumerated.
+whose message lists every hint) all masks are enumerated. Before any allocation is
+tried, a mask whose NUMA nodes together hold too little is skipped (sums kept per
+mask, a width at a time); when all of them together hold too little, none is tried.
 
 Used only where these arguments hold (`countable`); elsewhere the reference runs.
+What depends on the node alone is kept with its books (`koordinator_books.kept`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import lru_cache
-from itertools import combinations
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from operator import add as add_ints
 
 from scheduler_api.engine import koordinator
 from scheduler_api.engine.koordinator import (
@@ -40,24 +43,32 @@ from scheduler_api.engine.koordinator import (
     cpu_bind_policy,
     resource_options,
 )
-from scheduler_api.engine.koordinator_cpu import KoordCPUTopology
+from scheduler_api.engine.koordinator_books import (
+    Books,
+    CPULayout,
+    NUMAAmounts,
+    books_of,
+    kept,
+    layout_of,
+)
 from scheduler_api.engine.koordinator_merge import Hint, exclusive_ok, merge
 from scheduler_api.engine.koordinator_numa import (
     ERR_NO_NUMA,
     ERR_NOT_ENOUGH_CPUS,
     HintsGenerator,
     ResourceOptions,
-    _mask_totals,
     distribute,
     resource_score,
+    with_hint,
 )
+from scheduler_api.engine.koordinator_spread import Mask, Spreader, Width, masks_by_width
 from scheduler_api.engine.koordinator_state import (
     KoordConfig,
     NodeView,
     add,
     add_numa,
     available_numa,
-    subtract_non_negative,
+    remember,
 )
 from scheduler_api.engine.results import PlacementResult, Reason, ReasonCheck
 from scheduler_api.engine.snapshot import (
@@ -67,140 +78,6 @@ from scheduler_api.engine.snapshot import (
     PodSpec,
     ReservationSnapshot,
 )
-
-NUMAAmounts = dict[int, dict[str, int]]
-NO_CPUS: frozenset[int] = frozenset()
-
-
-# --- the CPU layout, indexed once per hardware model -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CPULayout:
-    """A KoordCPUTopology indexed for counting (node ids keep upstream's socket bits)."""
-
-    topology: KoordCPUTopology
-    cpus: frozenset[int]
-    node_cpus: Mapping[int, frozenset[int]]
-    core_of: Mapping[int, int]
-    per_core: int
-    uniform: bool
-
-
-@lru_cache(maxsize=512)
-def cpu_layout(rows: tuple[tuple[int, int, int, int], ...]) -> CPULayout:
-    """The layout of `rows` (a node's cpu table), shared by every node that has it."""
-    topology = KoordCPUTopology.shared(rows)
-    node_cpus: dict[int, set[int]] = {}
-    core_cpus: dict[int, list[int]] = {}
-    for cpu, info in topology.details.items():
-        node_cpus.setdefault(info.node, set()).add(cpu)
-        core_cpus.setdefault(info.core, []).append(cpu)
-    node_of = {cpu: info.node for cpu, info in topology.details.items()}
-    uniform = (
-        all(len(cpus) == topology.cpus_per_core() for cpus in core_cpus.values())
-        and all(len({node_of[c] for c in cpus}) == 1 for cpus in core_cpus.values())
-        and all(len(cpus) == topology.cpus_per_node() for cpus in node_cpus.values())
-    )
-    return CPULayout(
-        topology,
-        frozenset(topology.details),
-        {node: frozenset(cpus) for node, cpus in node_cpus.items()},
-        {cpu: info.core for cpu, info in topology.details.items()},
-        topology.cpus_per_core(),
-        uniform,
-    )
-
-
-def layout_of(run: NodeRun) -> CPULayout:
-    return cpu_layout(tuple(run.node.cpus) if run.ctx.view.has_nrt else ())
-
-
-def bind_filter(policy: str, cpus: frozenset[int], layout: CPULayout) -> frozenset[int]:
-    """filterCPUsByRequiredCPUBindPolicy: whole free cores, or one cpu (the lowest) per core."""
-    if policy not in (CPUBindPolicy.FULL_PCPUS, CPUBindPolicy.SPREAD_BY_PCPUS):
-        return cpus
-    cores: dict[int, list[int]] = {}
-    for cpu in cpus:
-        cores.setdefault(layout.core_of[cpu], []).append(cpu)
-    if policy == CPUBindPolicy.FULL_PCPUS:
-        return frozenset(
-            c for group in cores.values() if len(group) == layout.per_core for c in group
-        )
-    return frozenset(min(group) for group in cores.values())
-
-
-# --- the books one attempt reads ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Books:
-    """What tryAllocateFromNode reads, as counts.
-
-    `totals`: available amounts per NUMA node (cpu trimmed to usable cpus under a
-    required bind policy); `numa_free`: cpus allocateCPUSet may take in each NUMA node;
-    `free`: cpus it may take anywhere; `held`: cpus the resource manager holds.
-    """
-
-    totals: NUMAAmounts
-    numa_free: Mapping[int, int]
-    free: int
-    held: int
-
-
-def trim(totals: NUMAAmounts, usable: Mapping[int, int]) -> None:
-    """trimNUMANodeResources with the usable cpu count of each NUMA node given."""
-    for numa, amounts in totals.items():
-        cpu = amounts.get("cpu", 0)
-        if cpu and usable.get(numa, 0) * 1000 < cpu:
-            amounts["cpu"] = usable.get(numa, 0) * 1000
-
-
-def numa_totals(run: NodeRun, only: Collection[int] | None = None) -> NUMAAmounts:
-    """getAvailableNUMANodeResources with what unmatched reservations' owners may reuse
-    (for the NUMA nodes in `only`, or all of them)."""
-    reusable = add_numa(run.ctx.restore.unmatched_used)
-    if only is None:
-        return available_numa(run.ctx.state, run.ctx.view, reusable)[0]
-    state, view = run.ctx.state, run.ctx.view
-    totals: NUMAAmounts = {}
-    for numa, resources in view.numa_resources:
-        if numa in only:
-            held = state.resources.get(numa)
-            allocated = subtract_non_negative(held, reusable.get(numa, {})) if held else {}
-            totals[numa] = subtract_non_negative(resources, allocated)
-    return totals
-
-
-def books_of(run: NodeRun, opts: ResourceOptions, layout: CPULayout) -> Books:
-    """The books of `run`'s node as its resource manager's state holds them."""
-    state, view = run.ctx.state, run.ctx.view
-    taken = {cpu for cpu, info in state.cpus.items() if info.ref_count >= view.max_ref_count}
-    available = layout.cpus - taken - view.reserved_cpus
-    totals = numa_totals(run)
-    usable = available
-    if opts.required_cpu_bind_policy:
-        policy = opts.cpu_bind_policy
-        usable = bind_filter(policy, available, layout)
-        trim(
-            totals, {numa: _trim_count(numa, available, usable, policy, layout) for numa in totals}
-        )
-    numa_free = {
-        numa: len(layout.node_cpus.get(numa, NO_CPUS) & usable) for numa in view.numa_nodes()
-    }
-    return Books(totals, numa_free, len(usable), len(state.cpus))
-
-
-def _trim_count(
-    numa: int, available: frozenset[int], usable: frozenset[int], policy: str, layout: CPULayout
-) -> int:
-    """trimNUMANodeResources' count: the bind filter of the NUMA node's available cpus,
-    which on a uniform layout (no core across NUMA nodes) is the node's share of `usable`."""
-    in_numa = layout.node_cpus.get(numa, NO_CPUS)
-    if layout.uniform:
-        return len(in_numa & usable)
-    return len(bind_filter(policy, in_numa & available, layout))
-
 
 # --- one allocation attempt, decided by counts --------------------------------------------------
 
@@ -217,7 +94,7 @@ def placed_amounts(
         return {}
     if not run.ctx.view.numa_resources:
         return _fail(ERR_NO_NUMA)
-    attempt = opts if opts.hint == mask else replace(opts, hint=mask)
+    attempt = opts if opts.hint == mask else with_hint(opts, mask)
     placed, missing = distribute(run.ctx, attempt, books.totals)
     return _fail(", ".join(missing)) if missing else placed
 
@@ -268,91 +145,200 @@ def exclusive_policy(run: NodeRun) -> str:
     return run.state.pod_numa_exclusive or ("Required" if run.state.pod_numa_policy else "")
 
 
+def numa_statuses(run: NodeRun) -> tuple[str, ...]:
+    """GetAllNUMANodeStatus of the node's NUMA nodes (kept with the node's books)."""
+    count = len(run.ctx.view.numa_resources)
+    return kept(run, ("statuses", count), lambda: run.ctx.state.numa_status(count))
+
+
 def _merged_preferred(run: NodeRun, hints: dict[str, list[Hint]]) -> bool:
-    """Does _admit's merge of `hints` end on a preferred hint?"""
-    numa_nodes = run.ctx.view.numa_nodes()
-    statuses = run.ctx.state.numa_status(len(numa_nodes))
-    merged = merge(run.numa_policy, numa_nodes, [hints], exclusive_policy(run), statuses)
+    """Does _admit's merge of `hints`, from a walk stopped early (uniform names), end on
+    a preferred hint?
+
+    Restricted stops only at an exclusive-compatible hint, and prefers every hint: yes.
+    SingleNUMANode stops after the single NUMA nodes; every resource has the same list,
+    so the merge's best is preferred exactly when one of those hints is preferred and
+    exclusive-compatible (no list: no preference, admitted; empty lists: refused).
+    BestEffort: the merge itself.
+    """
+    statuses, exclusive = numa_statuses(run), exclusive_policy(run)
+    lists = list(hints.values())
+    if run.numa_policy == NUMATopologyPolicy.RESTRICTED:
+        return True
+    if run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE and all(h == lists[0] for h in lists):
+        if not lists or not lists[0]:
+            return not lists
+        return any(
+            h.preferred and len(h.mask or ()) == 1 and exclusive_ok(h, exclusive, statuses)
+            for h in lists[0]
+        )
+    merged = merge(run.numa_policy, run.ctx.view.numa_nodes(), [hints], exclusive, statuses)
     return merged.hint.preferred
 
 
 def uniform_names(run: NodeRun) -> bool:
     """Every NUMA node publishes the same resources (so every hint list is the same)."""
-    names = {frozenset(resources) for _, resources in run.ctx.view.numa_resources}
-    return len(names) == 1
+    return len(set(run.ctx.view.resource_names)) == 1
 
 
 class HintWalk:
-    """GetTopologyHints over masks by width, optionally stopping at the deciding width."""
+    """GetTopologyHints over masks by width, optionally stopping at the deciding width.
+
+    Masks are first checked against sums (`_hopeful`): each mask's is its parent's plus
+    one NUMA node's amount, worked out a width at a time; when even every NUMA node
+    together is too small, no mask can allocate and none is visited. Masks that may
+    allocate are distributed by a `Spreader`.
+    """
 
     def __init__(
         self, run: NodeRun, opts: ResourceOptions, books: Books, layout: CPULayout
     ) -> None:
         self.run, self.opts, self.books, self.layout = run, opts, books, layout
         view = run.ctx.view
-        self.keys = {numa: frozenset(resources) for numa, resources in view.numa_resources}
-        self.wanted = {n: a for n, a in opts.requests.items() if a > 0 and is_published(view, n)}
-        cpu_published = "cpu" in {n for amounts in books.totals.values() for n in amounts}
-        self.cpus_needed = opts.num_cpus_needed if opts.request_cpu_bind and cpu_published else 0
-        statuses = run.ctx.state.numa_status(len(view.numa_resources))
-        self.exclusive = (exclusive_policy(run), statuses)
+        self.numa_ids = view.numa_nodes()
+        self.keys, self.published = view.resource_names, view.published
+        self.uniform = len(set(self.keys)) == 1
+        wanted = {n: a for n, a in opts.requests.items() if a > 0 and n in self.published}
+        cpu_published = any("cpu" in amounts for amounts in books.totals.values())
+        cpus_needed = opts.num_cpus_needed if opts.request_cpu_bind and cpu_published else 0
+        self.rows, self.needs = self._sum_rows(wanted, cpus_needed)
+        self.score_rows = self._score_rows()
+        self.spreader = Spreader(opts, books.totals, view.topology.cpus_per_core())
+        self.exclusive = (exclusive_policy(run), numa_statuses(run))
+
+    def _sum_rows(
+        self, wanted: Mapping[str, int], cpus_needed: int
+    ) -> tuple[list[list[int]], list[int]]:
+        """Per bound to check: each NUMA node's amount (by position), and the bound."""
+        rows = [self.books.row(self.numa_ids, name) for name in wanted]
+        needs = list(wanted.values())
+        if cpus_needed:
+            rows.append(self.books.free_row(self.numa_ids))
+            needs.append(cpus_needed)
+        return rows, needs
+
+    def _score_rows(self) -> list[tuple[str, list[int], list[int]]]:
+        """Per weighed resource: each NUMA node's published and available amount."""
+        view = self.run.ctx.view
+        names = tuple(self.run.ctx.config.resource_weights)
+        published = _published_rows(view, names)
+        return [
+            (name, row, self.books.row(self.numa_ids, name))
+            for name, row in zip(names, published, strict=True)
+        ]
 
     def hints(self, stop_early: bool) -> tuple[dict[str, list[Hint]], bool]:
         """The hints, and whether the walk stopped before the widest masks."""
-        view, totals = self.run.ctx.view, self.books.totals
-        names = {n for _, res in view.numa_resources for n in res}
-        lacking = {n: {numa for numa, a in totals.items() if a.get(n, 0) == 0} for n in names}
+        view, totals, requests = self.run.ctx.view, self.books.totals, self.opts.requests
+        names = self.published
+        # generateHints reads only the requested names' (generator.names)
+        lacking = {
+            n: {numa for numa, a in totals.items() if a.get(n, 0) == 0}
+            for n in requests
+            if n in names
+        }
         width = len(view.numa_resources)
-        generator = HintsGenerator(lacking, {name: width for name in self.opts.requests})
-        for size in range(1, width + 1):
+        generator = HintsGenerator(lacking, {name: width for name in requests})
+        if self._nothing_allocates():
+            generator.names |= {n for n in requests if n in names}  # what every mask adds
+            return generator.result(requests, self.run.numa_policy), False
+        if self.uniform:
+            generator.names |= {n for n in requests if n in self.keys[0]}
+        sums = [[0] for _ in self.rows]
+        for size, masks in enumerate(masks_by_width(self.numa_ids), start=1):
+            sums = self._sums(masks, sums)
             decided = False
-            for combo in combinations(view.numa_nodes(), size):
-                decided = self._visit(generator, frozenset(combo)) or decided
+            hopeful_masks = self._hopeful(sums, len(masks.masks))
+            for mask, hopeful in zip(masks.masks, hopeful_masks, strict=True):
+                if not self.uniform:
+                    keys = frozenset().union(*(self.keys[p] for p in mask.positions))
+                    generator.names |= {n for n in requests if n in keys}
+                if hopeful and self._allocates(mask):
+                    decided = self._add(generator, mask) or decided
             if stop_early and size < width and self._stops(decided):
-                return generator.result(self.opts.requests, self.run.numa_policy), True
-        return generator.result(self.opts.requests, self.run.numa_policy), False
+                return generator.result(requests, self.run.numa_policy), True
+        return generator.result(requests, self.run.numa_policy), False
 
     def _stops(self, decided: bool) -> bool:
         return self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE or decided
 
-    def _hopeless(self, mask: frozenset[int]) -> bool:
-        """Too little in the mask's NUMA nodes for distribute or allocateCPUSet to succeed.
+    def _nothing_allocates(self) -> bool:
+        """Even all NUMA nodes together are too small: every mask is hopeless (amounts
+        and free cpus are never negative, so no mask sums more than all of them)."""
+        return any(sum(row) < need for row, need in zip(self.rows, self.needs, strict=True))
 
-        Sound: each NUMA node gives at most its total of a resource, and at most its
-        usable cpus (once cpu amounts are distributed at all).
+    def _sums(self, masks: Width, previous: list[list[int]]) -> list[list[int]]:
+        """Per bound, the sum over each mask of the width (from the previous width's)."""
+        result = []
+        for sums, row in zip(previous, self.rows, strict=True):
+            parents = map(sums.__getitem__, masks.parents)
+            result.append(list(map(add_ints, parents, map(row.__getitem__, masks.lasts))))
+        return result
+
+    def _hopeful(self, sums: list[list[int]], count: int) -> list[bool]:
+        """Masks with enough in their NUMA nodes for distribute and allocateCPUSet.
+
+        The others cannot allocate: each NUMA node gives at most its total of a
+        resource, and at most its usable cpus (once cpu amounts are distributed at all).
         """
-        totals, numa_free = self.books.totals, self.books.numa_free
-        for name, amount in self.wanted.items():
-            if sum(totals.get(numa, {}).get(name, 0) for numa in mask) < amount:
-                return True
-        return sum(numa_free.get(numa, 0) for numa in mask) < self.cpus_needed
+        checks = [list(map(need.__le__, row)) for row, need in zip(sums, self.needs, strict=True)]
+        if not checks:
+            return [True] * count
+        return checks[0] if len(checks) == 1 else list(map(all, zip(*checks, strict=True)))
 
-    def _visit(self, generator: HintsGenerator, mask: frozenset[int]) -> bool:
-        """One mask of generateResourceHints; True when it added a deciding hint."""
-        view, config = self.run.ctx.view, self.run.ctx.config
-        keys = frozenset().union(*(self.keys[numa] for numa in mask))
-        generator.names |= {n for n in self.opts.requests if n in keys}
-        if self._hopeless(mask):
-            return False
-        attempt = replace(self.opts, hint=mask)  # resource_options: no required_resources
-        if allocation_reason(self.run, attempt, self.books, self.layout) is not None:
-            return False
-        total, free = _mask_totals(view, self.books.totals, mask)
-        before = sum(map(len, generator.hints.values()))
-        score = resource_score(
-            subtract_non_negative(total, free), total, self.opts.requests,
-            config.resource_weights, config.numa_scoring_strategy,
-        )  # fmt: skip
-        generator.add(mask, score)
-        if sum(map(len, generator.hints.values())) == before:
+    def _add(self, generator: HintsGenerator, mask: Mask) -> bool:
+        """A mask that allocates into generateResourceHints; True when it added a deciding
+        hint (under Restricted, only one singleNUMANodeExclusive allows)."""
+        if not generator.add(mask.numas, self._score(mask)):
             return False
         if self.run.numa_policy != NUMATopologyPolicy.RESTRICTED:
             return True
-        return exclusive_ok(Hint(mask, True), *self.exclusive)
+        return exclusive_ok(Hint(mask.numas, True), *self.exclusive)
+
+    def _score(self, mask: Mask) -> int:
+        """The NUMA scorer's score of the mask: requested = published minus available
+        over its NUMA nodes (as _mask_totals sums them), for the weighed resources only,
+        the only ones resource_score reads (a resource no NUMA node publishes has no
+        capacity, so it is skipped either way)."""
+        config = self.run.ctx.config
+        published: dict[str, int] = {}
+        requested: dict[str, int] = {}
+        positions = mask.positions
+        for name, view_row, free_row in self.score_rows:
+            if len(positions) == 1:
+                total, free = view_row[positions[0]], free_row[positions[0]]
+            else:
+                total, free = (
+                    sum(view_row[p] for p in positions),
+                    sum(free_row[p] for p in positions),
+                )
+            published[name] = total
+            requested[name] = max(total - free, 0)
+        return resource_score(
+            requested, published, self.opts.requests, config.resource_weights,
+            config.numa_scoring_strategy,
+        )  # fmt: skip
+
+    def _allocates(self, mask: Mask) -> bool:
+        """`allocation_reason` is None for the mask (resource_options: no required amounts)."""
+        if len(mask.ids) == 1:
+            placed, missing = self.spreader.spread_alone(mask.ids[0], self.books.totals)
+        else:
+            placed, missing = self.spreader.spread(mask.ids, all_missing=False)
+        if missing:
+            return False
+        if not self.opts.request_cpu_bind:
+            return True
+        return cpu_reason(self.opts, self.books, placed, self.layout) is None
+
+
+def _published_rows(view: NodeView, names: tuple[str, ...]) -> list[list[int]]:
+    """Per name, each NUMA node's published amount (by position)."""
+    return [[view.resources_of(numa).get(name, 0) for numa in view.numa_nodes()] for name in names]
 
 
 def is_published(view: NodeView, name: str) -> bool:
-    return any(name in resources for _, resources in view.numa_resources)
+    return name in view.published
 
 
 def counted_hints(
@@ -367,7 +353,7 @@ def counted_hints(
     if not run.ctx.view.numa_resources:
         return _fail("node(s) Insufficient NUMA Node resources")
     walk = HintWalk(run, opts, books, layout)
-    if uniform_names(run):
+    if walk.uniform:
         hints, stopped = walk.hints(stop_early=True)
         if not stopped or _merged_preferred(run, hints):
             return hints
@@ -428,7 +414,7 @@ def score_inputs(
     """The chosen NUMA nodes' allocatable and requested (or the node's without any)."""
     view = run.ctx.view
     if placed:
-        allocated = available_numa(run.ctx.state, view, add_numa(run.ctx.restore.unmatched_used))[1]
+        allocated = kept(run, ("allocated",), lambda: _allocated(run))
         allocatable: dict[str, int] = {}
         requested: dict[str, int] = {}
         for numa in sorted(placed):
@@ -439,6 +425,11 @@ def score_inputs(
     if cpus_taken:
         requested["cpu"] = held * 1000  # no preferred cpus: every held cpu stays held
     return allocatable, requested
+
+
+def _allocated(run: NodeRun) -> NUMAAmounts:
+    """getAvailableNUMANodeResources' allocated amounts, less what owners may reuse."""
+    return available_numa(run.ctx.state, run.ctx.view, add_numa(run.ctx.restore.unmatched_used))[1]
 
 
 def fast_ops(run: NodeRun) -> AllocationOps:
@@ -456,8 +447,27 @@ def evaluate(
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
 ) -> PlacementResult:
-    """`koordinator.evaluate`, answered by counting where that is exact."""
-    return koordinator.evaluate(node, pod, config=config, reservations=reservations, ops=fast_ops)
+    """`koordinator.evaluate`, answered by counting where that is exact.
+
+    The verdict is kept with the node's books for the pod and config it answers (one
+    per node: the last), so that a capacity count of the same what-if need not judge
+    its first copy again (`judged`).
+    """
+    conf = config or KoordConfig()
+    result, outcome, _ = koordinator.filter_and_score(node, pod, conf, reservations, fast_ops)
+    if outcome.run is not None and outcome.run.ctx.memo is not None:
+        remember(outcome.run.ctx.memo, "judged", (pod, conf, result))
+    return result
+
+
+def judged(run: NodeRun) -> PlacementResult | None:
+    """The verdict `evaluate` last gave on `run`'s node and books, if it was for this
+    very pod and config (the entry holds both, so their ids stay theirs)."""
+    entry = run.ctx.memo.get("judged") if run.ctx.memo is not None else None
+    if not isinstance(entry, tuple):
+        return None
+    pod, config, result = entry
+    return result if pod is run.pod and config is run.ctx.config else None
 
 
 def allocate(

@@ -8,7 +8,7 @@ against NUMA nodes already used by single- or multi-NUMA pods.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import product
 
 from scheduler_api.engine.snapshot import NUMATopologyPolicy
@@ -134,8 +134,7 @@ def merge_filtered(
     instead of |L|^k. Otherwise every permutation is folded, as upstream does.
     """
     if _same_distinct_masks(lists):
-        width = len(lists)
-        best = fold_permutations(numa_nodes, ([h] * width for h in lists[0]), exclusive, statuses)
+        best = fold_diagonal(numa_nodes, lists[0], len(lists), exclusive, statuses)
         if best.preferred:
             return best
     return fold_permutations(numa_nodes, product(*lists), exclusive, statuses)
@@ -147,6 +146,37 @@ def _same_distinct_masks(lists: Sequence[Sequence[Hint]]) -> bool:
         return False
     masks = [h.mask for h in lists[0]]
     return None not in masks and len(set(masks)) == len(masks)
+
+
+def fold_diagonal(
+    numa_nodes: Sequence[int],
+    hints: Sequence[Hint],
+    width: int,
+    exclusive: str,
+    statuses: Sequence[str],
+) -> Hint:
+    """`fold_permutations` over the permutations repeating one hint `width` (>= 1) times,
+    each merged directly: the AND of one mask with itself is that mask (within the
+    node's NUMA nodes), preferred as the hint is, unsatisfied when the AND lost NUMA
+    nodes or the hint is; its score is the hint's, once per resource, when the AND kept
+    the whole mask. Hints must have masks (`_same_distinct_masks`)."""
+    everything = frozenset(numa_nodes)
+    best = Hint(everything, False)
+    for hint in hints:
+        mask = everything & (hint.mask or frozenset())
+        if not mask:
+            continue
+        whole = hint.mask == mask
+        unsatisfied = not whole or hint.unsatisfied
+        merged = Hint(mask, hint.preferred, hint.score * width if whole else 0, unsatisfied)
+        if merged.preferred and not exclusive_ok(merged, exclusive, statuses):
+            merged = Hint(mask, False, merged.score, unsatisfied)
+        if merged.preferred != best.preferred:
+            best = merged if merged.preferred else best
+            continue
+        if _better(merged, best):
+            best = merged
+    return best
 
 
 def fold_permutations(
@@ -163,7 +193,7 @@ def fold_permutations(
             continue
         preferred = merged.preferred and exclusive_ok(merged, exclusive, statuses)
         score = sum(h.score for h in permutation if h.mask is not None and h.mask == merged.mask)
-        merged = replace(merged, preferred=preferred, score=score)
+        merged = Hint(merged.mask, preferred, score, merged.unsatisfied)
         if merged.preferred != best.preferred:
             best = merged if merged.preferred else best
             continue

@@ -22,6 +22,7 @@ from scheduler_api.engine.koordinator_reservation import ReservationAlloc, Resto
 from scheduler_api.engine.koordinator_state import (
     KoordConfig,
     NodeAllocation,
+    NodeMemo,
     NodeView,
     NUMAResources,
     ResourceMap,
@@ -65,6 +66,9 @@ class NodeContext:
     state: NodeAllocation
     restore: RestoreState
     config: KoordConfig
+    # what derives from `view` and `state` (KeptBooks.memo); None once `state` is a
+    # copy that may change (the capacity count's)
+    memo: NodeMemo | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,16 @@ class Allocation:
     cpuset: frozenset[int]
     numa_resources: tuple[tuple[int, ResourceMap], ...]
     exclusive_policy: str
+
+
+def with_hint(opts: ResourceOptions, hint: frozenset[int] | None) -> ResourceOptions:
+    """`replace(opts, hint=hint)` without dataclasses.replace's introspection (hot loops)."""
+    return ResourceOptions(
+        opts.requests, opts.num_cpus_needed, opts.request_cpu_bind, opts.required_cpu_bind_policy,
+        opts.cpu_bind_policy, opts.cpu_exclusive_policy, opts.numa_allocate_strategy,
+        opts.required_from_reservation, hint, opts.preferred_cpus, opts.reusable,
+        opts.required_resources,
+    )  # fmt: skip
 
 
 def _fail(message: str, check: ReasonCheck = ReasonCheck.INSUFFICIENT_NUMA) -> Reason:
@@ -342,22 +356,33 @@ class HintsGenerator:
     names: set[str] = field(default_factory=set)
     hints: dict[str, list[Hint]] = field(default_factory=dict)
 
-    def add(self, mask: frozenset[int], score: int) -> None:
-        """generateHints: skipped when any NUMA node of the mask lacks a resource."""
+    def add(self, mask: frozenset[int], score: int) -> bool:
+        """generateHints: skipped when any NUMA node of the mask lacks a resource.
+        True when the mask became a hint (of at least one resource)."""
         if any(mask & self.lacking.get(n, set()) for n in self.names):
-            return
+            return False
+        hint = Hint(mask, False, score)  # one (immutable) hint shared by every resource
         for name in self.names:
             self.min_size[name] = min(self.min_size.get(name, len(mask)), len(mask))
-            self.hints.setdefault(name, []).append(Hint(mask, False, score))
+            self.hints.setdefault(name, []).append(hint)
+        return bool(self.names)
 
     def result(self, requests: ResourceMap, policy: str) -> dict[str, list[Hint]]:
-        """Preferred = minimal width (every hint under Restricted); [] when none fits."""
+        """Preferred = minimal width (every hint under Restricted); [] when none fits.
+
+        Equal hints stay one object across resources, so comparing lists is cheap.
+        """
         restricted = policy == NUMATopologyPolicy.RESTRICTED
-        out = {
-            name: [replace(h, preferred=restricted or len(h.mask or ()) == self.min_size[name])
-                   for h in hints]
-            for name, hints in self.hints.items()
-        }  # fmt: skip
+        made: dict[tuple[int, bool], Hint] = {}
+
+        def final(h: Hint, name: str) -> Hint:
+            preferred = restricted or len(h.mask or ()) == self.min_size[name]
+            key = (id(h), preferred)
+            if key not in made:
+                made[key] = Hint(h.mask, preferred, h.score, h.unsatisfied)
+            return made[key]
+
+        out = {name: [final(h, name) for h in hints] for name, hints in self.hints.items()}
         for name in requests:
             if name in self.names:
                 out.setdefault(name, [])

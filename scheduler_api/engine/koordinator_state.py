@@ -27,6 +27,7 @@ from scheduler_api.engine.snapshot import (
 )
 
 ResourceMap = Mapping[str, int]
+EMPTY_RESOURCES: ResourceMap = MappingProxyType({})
 NUMAResources = Mapping[int, ResourceMap]
 NRT_FLAVOURS = frozenset(
     {Flavour.KOORDINATOR, Flavour.UPSTREAM_V1ALPHA1, Flavour.UPSTREAM_V1ALPHA2}
@@ -109,12 +110,26 @@ class NodeView:
     kubelet_policy: str
     kubelet_options: Mapping[str, str]
     max_ref_count: int = 1
+    # derived from numa_resources once: a what-if asks for them per NUMA mask
+    _numa_ids: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _by_numa: Mapping[int, ResourceMap] = field(init=False, repr=False, compare=False)
+    # each NUMA node's resource names (by position), and every name one of them publishes
+    resource_names: tuple[frozenset[str], ...] = field(init=False, repr=False, compare=False)
+    published: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_numa_ids", tuple(numa for numa, _ in self.numa_resources))
+        first = {numa: r for numa, r in reversed(self.numa_resources)}  # the first id wins
+        object.__setattr__(self, "_by_numa", first)
+        names = tuple(frozenset(resources) for _, resources in self.numa_resources)
+        object.__setattr__(self, "resource_names", names)
+        object.__setattr__(self, "published", frozenset[str]().union(*names))
 
     def numa_nodes(self) -> tuple[int, ...]:
-        return tuple(numa for numa, _ in self.numa_resources)
+        return self._numa_ids
 
     def resources_of(self, numa: int) -> ResourceMap:
-        return next((r for n, r in self.numa_resources if n == numa), {})
+        return self._by_numa.get(numa, EMPTY_RESOURCES)
 
 
 def nrt_numa_policy(topology_policies: Sequence[str]) -> str:
@@ -309,34 +324,58 @@ def available_numa(
 # --- kept between questions -----------------------------------------------------------------
 
 BOOKS_KEPT = 6_000  # nodes whose view and allocation stay built (a large cluster's worth)
-_BOOKS: OrderedDict[tuple[int, int], tuple[NodeSnapshot, tuple[ReservationSnapshot, ...],
-                                            NodeView, NodeAllocation]] = OrderedDict()  # fmt: skip
+MEMO_KEPT = 128  # memo entries per node (pods bring keys of their own: bounded)
+NodeMemo = dict[object, object]  # what is worked out from a node's kept books
+
+
+def remember(memo: NodeMemo, key: object, value: object) -> None:
+    """Keep `value` in a node's memo; at MEMO_KEPT entries the memo starts afresh (all it
+    holds can be worked out again, and readers never assume an entry stays)."""
+    if len(memo) >= MEMO_KEPT:
+        memo.clear()
+    memo[key] = value
+
+
+@dataclass(frozen=True, slots=True)
+class KeptBooks:
+    """One node's kept books: its view, its NodeAllocation and a memo of what derives
+    from them (and from a pod only through the key it is kept under: `remember`)."""
+
+    node: NodeSnapshot
+    reservations: tuple[ReservationSnapshot, ...]
+    view: NodeView
+    held: NodeAllocation
+    memo: NodeMemo
+
+
+_BOOKS: OrderedDict[tuple[int, int], KeptBooks] = OrderedDict()
 _BOOKS_LOCK = threading.Lock()
 
 
-def node_books(
+def kept_books(
     node: NodeSnapshot, config: KoordConfig, reservations: Iterable[ReservationSnapshot]
-) -> tuple[NodeView, NodeAllocation]:
+) -> KeptBooks:
     """`node_view` and `node_allocation`, kept per node: neither depends on the pod asked
     about, and a cached snapshot serves the same node objects to every what-if.
 
     The NodeAllocation is shared: callers must not change it (the capacity count copies
-    it first). An entry holds its node and reservations, so their ids stay theirs.
+    it first), and the memo describes it as kept. An entry holds its node and
+    reservations, so their ids stay theirs; at most BOOKS_KEPT entries are kept.
     """
     bound = tuple(r for r in reservations if r.node_name == node.name)
     key = (id(node), config.max_ref_count)
     with _BOOKS_LOCK:
         entry = _BOOKS.get(key)
-        if entry is not None and entry[0] is node and _same(entry[1], bound):
+        if entry is not None and entry.node is node and _same(entry.reservations, bound):
             _BOOKS.move_to_end(key)
-            return entry[2], entry[3]
+            return entry
     view = node_view(node, config)
-    held = node_allocation(node, view, bound)
+    entry = KeptBooks(node, bound, view, node_allocation(node, view, bound), {})
     with _BOOKS_LOCK:
-        _BOOKS[key] = (node, bound, view, held)
+        _BOOKS[key] = entry
         while len(_BOOKS) > BOOKS_KEPT:
             _BOOKS.popitem(last=False)
-    return view, held
+    return entry
 
 
 def _same(kept: Sequence[ReservationSnapshot], now: Sequence[ReservationSnapshot]) -> bool:

@@ -19,15 +19,11 @@ from hypothesis import strategies as st
 
 from scheduler_api.engine import koordinator, koordinator_fast
 from scheduler_api.engine.koordinator import NodeRun, node_run, prefilter, resource_options
-from scheduler_api.engine.koordinator_count import fill_count, needs_picking, pick_cpus
-from scheduler_api.engine.koordinator_fast import (
-    books_of,
-    countable,
-    cpu_layout,
-    layout_of,
-    placed_amounts,
-)
+from scheduler_api.engine.koordinator_books import books_of, cpu_layout, layout_of
+from scheduler_api.engine.koordinator_count import fill_count, needs_picking
+from scheduler_api.engine.koordinator_fast import countable, placed_amounts
 from scheduler_api.engine.koordinator_state import KoordConfig
+from scheduler_api.engine.koordinator_takes import pick_cpus
 from scheduler_api.engine.results import Reason
 from scheduler_api.engine.snapshot import (
     ANN_KOORD_NUMA_SPEC,

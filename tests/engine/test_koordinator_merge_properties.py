@@ -7,7 +7,12 @@ from itertools import combinations, product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine.koordinator_merge import Hint, fold_permutations, merge_filtered
+from scheduler_api.engine.koordinator_merge import (
+    Hint,
+    fold_diagonal,
+    fold_permutations,
+    merge_filtered,
+)
 
 STATUSES = st.lists(st.sampled_from(["idle", "single", "shared"]), min_size=0, max_size=4)
 
@@ -37,3 +42,14 @@ def test_the_diagonal_shortcut_merges_like_every_permutation(
     numa_nodes, lists = case
     every = fold_permutations(numa_nodes, product(*lists), exclusive, statuses)
     assert merge_filtered(numa_nodes, lists, exclusive, statuses) == every
+
+
+@settings(max_examples=400, deadline=None)
+@given(hint_lists(), st.sampled_from(["", "Required"]), STATUSES, st.integers(1, 3))
+def test_the_diagonal_fold_merges_each_repeated_hint_as_merge_permutation_does(
+    case: tuple[list[int], list[list[Hint]]], exclusive: str, statuses: list[str], width: int
+) -> None:
+    numa_nodes, lists = case
+    hints = [h for h in lists[0] if h.mask is not None]
+    every = fold_permutations(numa_nodes, ([h] * width for h in hints), exclusive, statuses)
+    assert fold_diagonal(numa_nodes, hints, width, exclusive, statuses) == every

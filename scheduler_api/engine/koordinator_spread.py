@@ -1,0 +1,155 @@
+"""tryBestToDistributeEvenly for one pod and one set of books, mask after mask.
+
+`koordinator_numa.distribute` works one hint out from scratch: it sorts the requests,
+collects the published names and sorts the hint's NUMA nodes for every resource. The
+counting hint walk asks the same question for up to 2^N - 1 masks with the same
+requests and amounts, so here that work is done once. Upstream's sort compares amounts
+by *position* (see `positional_sort`), so the order it leaves depends only on the
+mask's width, not on which NUMA nodes it holds: its permutation is kept per resource
+and width. Property-tested against `distribute`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+from scheduler_api.engine.koordinator_numa import ResourceOptions, positional_sort
+from scheduler_api.engine.koordinator_state import ResourceMap
+from scheduler_api.engine.snapshot import CPUBindPolicy
+
+NO_AMOUNTS: ResourceMap = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    """One NUMA mask: its NUMA ids, sorted as distribute walks them, and their positions
+    in the node's list of NUMA nodes."""
+
+    numas: frozenset[int]
+    ids: tuple[int, ...]
+    positions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Width:
+    """The masks of one width in enumeration order. A sum over a mask is its parent's
+    (the mask without its last position, at `parents[i]` among the previous width's
+    masks; 0 for width 1) plus the last NUMA node's (`lasts[i]`)."""
+
+    masks: tuple[Mask, ...]
+    parents: tuple[int, ...]
+    lasts: tuple[int, ...]
+
+
+@lru_cache(maxsize=64)
+def masks_by_width(numa_ids: tuple[int, ...]) -> tuple[Width, ...]:
+    """Every mask of `numa_ids` in GetTopologyHints' order: by width, then as
+    itertools.combinations lists them. O(2^N) masks, built once per NUMA id list."""
+    widths: list[Width] = []
+    index_of: dict[tuple[int, ...], int] = {(): 0}
+    for size in range(1, len(numa_ids) + 1):
+        masks: list[Mask] = []
+        parents: list[int] = []
+        lasts: list[int] = []
+        row_index: dict[tuple[int, ...], int] = {}
+        for combo in combinations(range(len(numa_ids)), size):
+            ids = tuple(numa_ids[p] for p in combo)
+            row_index[combo] = len(masks)
+            masks.append(Mask(frozenset(ids), tuple(sorted(ids)), combo))
+            parents.append(index_of[combo[:-1]])
+            lasts.append(combo[-1])
+        widths.append(Width(tuple(masks), tuple(parents), tuple(lasts)))
+        index_of = row_index
+    return tuple(widths)
+
+
+class Spreader:
+    """`distribute` for fixed requests and amounts, over any mask."""
+
+    __slots__ = (
+        "_orders", "cpus_per_core", "cpus_whole", "full_cores", "left", "requests", "totals",
+    )  # fmt: skip
+
+    def __init__(
+        self, opts: ResourceOptions, totals: Mapping[int, ResourceMap], cpus_per_core: int
+    ) -> None:
+        names = {name for amounts in totals.values() for name in amounts}
+        self.totals = totals
+        # a zero request places nothing and misses nothing; unpublished ones are skipped
+        self.requests = tuple(
+            (name, amount)
+            for name, amount in sorted(opts.requests.items())
+            if name in names and amount != 0
+        )
+        self.cpus_whole = opts.request_cpu_bind  # splitQuantity: whole cpus when binding
+        full = opts.required_cpu_bind_policy and opts.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS
+        self.full_cores = bool(full)
+        self.cpus_per_core = cpus_per_core
+        self._orders: dict[tuple[str, int], list[int]] = {}
+        # per requested name, what each NUMA node has left of it
+        self.left = {
+            name: {numa: amounts.get(name, 0) for numa, amounts in totals.items()}
+            for name, _ in self.requests
+        }
+
+    def _order(self, name: str, width: int) -> list[int]:
+        """The positions `positional_sort` leaves a width-`width` hint's NUMA nodes in."""
+        key = (name, width)
+        order = self._orders.get(key)
+        if order is None:
+            order = self._orders[key] = positional_sort(list(range(width)), self.totals, name)
+        return order
+
+    def _cpu_share(self, amount: int, count: int) -> int:
+        """splitQuantity for cpu when binding: whole cpus, or whole cores under FullPCPUs."""
+        cores = -(-amount // 1000)
+        if self.full_cores:
+            return cores // self.cpus_per_core // count * self.cpus_per_core * 1000
+        return cores // count * 1000
+
+    def spread_alone(
+        self, numa: int, totals: Mapping[int, ResourceMap]
+    ) -> tuple[dict[int, dict[str, int]], list[str]]:
+        """`distribute` over NUMA node `numa` alone, with `totals` (amounts that changed
+        since, under the same names: one NUMA node needs no order)."""
+        placed: dict[str, int] = {}
+        missing = []
+        left = totals.get(numa, NO_AMOUNTS)
+        for name, amount in self.requests:
+            share = self._cpu_share(amount, 1) if self.cpus_whole and name == "cpu" else amount
+            got = min(left.get(name, 0), share)
+            if got != 0:
+                placed[name] = got
+            if amount != got:
+                missing.append(f"Insufficient NUMA {name}")
+        return ({numa: placed} if placed else {}), missing
+
+    def spread(
+        self, numas: Sequence[int], *, all_missing: bool = True
+    ) -> tuple[dict[int, dict[str, int]], list[str]]:
+        """`distribute` over the (sorted) NUMA ids `numas`: (placed, missing).
+
+        Without `all_missing`, it stops at the first resource missing (placed is then
+        partial): for callers that only ask whether distribute succeeds.
+        """
+        width = len(numas)
+        placed: dict[int, dict[str, int]] = {}
+        missing = []
+        for name, amount in self.requests:
+            whole, left = self.cpus_whole and name == "cpu", self.left[name]
+            for i, position in enumerate(self._order(name, width)):
+                numa = numas[position]
+                share = self._cpu_share(amount, width - i) if whole else amount // (width - i)
+                got = left.get(numa, 0)
+                got = share if share < got else got
+                if got != 0:
+                    placed.setdefault(numa, {})[name] = got
+                    amount -= got
+            if amount != 0:
+                missing.append(f"Insufficient NUMA {name}")
+                if not all_missing:
+                    break
+        return placed, missing

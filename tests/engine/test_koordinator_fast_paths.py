@@ -1,0 +1,402 @@
+"""Koordinator's fast paths equal the steps they stand for.
+
+The counting Filter walks masks with a `Spreader` (distribute worked out once per pod)
+and sums kept per mask; the capacity count assumes the copies a NUMA node takes in
+closed form (`alike_copies`), fills single NUMA nodes before judging any copy whole,
+takes SpreadByPCPUs cpus by index (`pick_spread`) and keeps books between what-ifs.
+Each is held here against the step it replaces, on random Koordinator nodes (those of
+`test_koordinator_count`, and roomier ones where a NUMA node takes many copies).
+KOORD_EXAMPLES=1000 for a deeper local run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import combinations
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from scheduler_api.engine import koordinator, koordinator_fast
+from scheduler_api.engine.koordinator import NO_RESTORE, NodeRun, node_run, resource_options
+from scheduler_api.engine.koordinator_books import books_of, layout_of, numa_totals
+from scheduler_api.engine.koordinator_count import Filler, Undecided, copy_allocation, fill_count
+from scheduler_api.engine.koordinator_cpu import KoordCPUTopology
+from scheduler_api.engine.koordinator_fast import countable
+from scheduler_api.engine.koordinator_numa import (
+    NodeContext,
+    ResourceOptions,
+    distribute,
+    with_hint,
+)
+from scheduler_api.engine.koordinator_pod import prefilter, prefilter_pod
+from scheduler_api.engine.koordinator_spread import Spreader, masks_by_width
+from scheduler_api.engine.koordinator_state import (
+    MEMO_KEPT,
+    KoordConfig,
+    NodeAllocation,
+    NodeView,
+    remember,
+)
+from scheduler_api.engine.koordinator_takes import (
+    alike_copies,
+    pick_spread,
+    spreads_within_numa_nodes,
+    take_cpus_by_numa,
+)
+from scheduler_api.engine.snapshot import (
+    LABEL_CPU_BIND_POLICY,
+    LABEL_KOORD_QOS,
+    ClusterSnapshot,
+    CPUBindPolicy,
+    Flavour,
+    NodeSnapshot,
+    PodSpec,
+    ReservationSnapshot,
+    ResourceAmounts,
+    Zone,
+)
+from scheduler_api.engine.whatif import evaluate
+from scheduler_api.engine.whatif_systems import node_fit_count, pod_request
+from tests.engine.data_nrt_builders import container, pod
+from tests.engine.test_koordinator_count import (
+    CONFIGS,
+    GI,
+    SETTINGS,
+    koord_nodes,
+    koord_pods,
+    reservations,
+)
+
+Case = tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]]
+CAP = 30
+
+
+@st.composite
+def roomy_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    """A Koordinator node whose NUMA nodes hold many small copies: more memory per NUMA
+    node and room for a hundred pods, so the NUMA amounts decide."""
+    node = draw(koord_nodes())
+    zones = []
+    for zone in node.zones:
+        resources = dict(zone.resources)
+        if "memory" in resources:
+            memory = draw(st.integers(2, 24)) * GI
+            resources["memory"] = ResourceAmounts(memory, memory, memory)
+        zones.append(replace(zone, resources=resources))
+    allocatable = {**node.allocatable, "memory": 512 * GI, "pods": draw(st.integers(20, 110))}
+    return replace(node, zones=tuple(zones), allocatable=allocatable)
+
+
+@st.composite
+def roomy_cases(draw: st.DrawFn) -> Case:
+    node = draw(st.one_of(roomy_nodes(), koord_nodes()))
+    return node, draw(koord_pods()), draw(reservations(node))
+
+
+def _run(case: Case, config: KoordConfig) -> NodeRun | None:
+    node, spec, held = case
+    state = prefilter(spec, config)
+    if state.error is not None or state.skip:
+        return None
+    run = node_run(node, spec, state, held, config)
+    return run if isinstance(run, NodeRun) else None
+
+
+def _fill(run: NodeRun, spec: PodSpec, cap: int, *, closed_form: bool) -> int | None:
+    try:
+        return Filler(run, layout_of(run), spec, closed_form=closed_form).fill(cap)
+    except Undecided:
+        return None
+
+
+# --- the counting Filter ------------------------------------------------------------------
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS)
+def test_counting_filter_and_score_equal_the_reference_on_roomy_nodes(
+    case: Case, config: KoordConfig
+) -> None:
+    node, spec, held = case
+    want = koordinator.evaluate(node, spec, config=config, reservations=held)
+    assert koordinator_fast.evaluate(node, spec, config=config, reservations=held) == want
+    event(f"fits: {want.fits}")
+
+
+@st.composite
+def spread_questions(
+    draw: st.DrawFn,
+) -> tuple[ResourceOptions, dict[int, dict[str, int]], frozenset[int], int]:
+    """Requests, amounts per NUMA node (ids with gaps, some names missing) and a hint."""
+    numas = sorted(draw(st.sets(st.integers(0, 9), min_size=1, max_size=8)))
+    names = ["cpu", "memory", "example.com/gpu"]
+    totals = {
+        numa: {
+            name: draw(st.sampled_from([0, 1000, 2000, 3000, 4000, 7000, 16000]))
+            for name in names
+            if draw(st.integers(0, 5))
+        }
+        for numa in numas
+    }
+    requests = {
+        name: draw(st.sampled_from([0, 500, 1000, 2000, 4000, 6000, 9000])) for name in names
+    }
+    opts = ResourceOptions(
+        requests=requests, num_cpus_needed=requests["cpu"] // 1000,
+        request_cpu_bind=draw(st.booleans()), required_cpu_bind_policy=draw(st.booleans()),
+        cpu_bind_policy=draw(st.sampled_from(list(CPUBindPolicy))), cpu_exclusive_policy="",
+        numa_allocate_strategy="",
+    )  # fmt: skip
+    hint = frozenset(draw(st.sets(st.sampled_from(numas), min_size=1)))
+    return opts, totals, hint, draw(st.sampled_from([1, 2, 4]))
+
+
+@SETTINGS
+@given(spread_questions())
+def test_the_spreader_distributes_as_distribute_does(
+    question: tuple[ResourceOptions, dict[int, dict[str, int]], frozenset[int], int],
+) -> None:
+    opts, totals, hint, per_core = question
+    rows = tuple((cpu, cpu // per_core, 0, 0) for cpu in range(4 * per_core))
+    topology = KoordCPUTopology.from_rows(rows)  # distribute reads only its cpus per core
+    view = NodeView(True, topology, frozenset(), "", (), "", {})
+    ctx = NodeContext(view, NodeAllocation(), NO_RESTORE, KoordConfig())
+    want = distribute(ctx, with_hint(opts, hint), totals)
+    spreader = Spreader(opts, totals, per_core)
+    assert spreader.spread(sorted(hint)) == want
+    assert bool(spreader.spread(sorted(hint), all_missing=False)[1]) == bool(want[1])
+    numa = min(hint)
+    alone = distribute(ctx, with_hint(opts, frozenset({numa})), totals)
+    changed = {n: {name: amount // 2 for name, amount in t.items()} for n, t in totals.items()}
+    assert spreader.spread_alone(numa, totals) == alone
+    assert spreader.spread_alone(numa, changed) == distribute(
+        ctx, with_hint(opts, frozenset({numa})), changed
+    )
+
+
+def test_masks_come_by_width_in_the_order_combinations_lists_them() -> None:
+    for count in range(7):
+        numa_ids = tuple(range(0, 2 * count, 2))
+        widths = masks_by_width(numa_ids)
+        for size, width in enumerate(widths, start=1):
+            expected = [frozenset(c) for c in combinations(numa_ids, size)]
+            assert [m.numas for m in width.masks] == expected
+            for mask, parent, last in zip(width.masks, width.parents, width.lasts, strict=True):
+                assert numa_ids[last] == max(mask.numas)
+                if size > 1:
+                    assert widths[size - 2].masks[parent].numas == mask.numas - {max(mask.numas)}
+        assert len(widths) == count
+
+
+# --- the capacity count -------------------------------------------------------------------
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS)
+def test_the_closed_form_fill_equals_the_copy_by_copy_fill_and_the_reference(
+    case: Case, config: KoordConfig
+) -> None:
+    """Closed form (alike copies, single NUMA nodes first, no-policy copies at once)
+    against the copy-by-copy fill on the same books, and against the reference."""
+    node, spec, held = case
+    run = _run(case, config)
+    if run is None or not countable(run, layout_of(run)):
+        return
+    cap = node_fit_count(node, pod_request(spec), CAP)
+    closed = _fill(run, spec, cap, closed_form=True)
+    stepped = _fill(run, spec, cap, closed_form=False)
+    event(f"closed form: {'left to the reference' if closed is None else 'counted'}")
+    event(f"copies: {min(closed or 0, 5)}{'+' if (closed or 0) > 5 else ''}")
+    if closed is not None and stepped is not None:
+        assert closed == stepped
+    if closed is not None:
+        judgement = evaluate(ClusterSnapshot((node,), held), spec, scheduler="koordinator")
+        judgement._judgement.configs = replace(judgement._judgement.configs, koordinator=config)
+        assert closed == judgement._judgement.fill_copy_by_copy(0, cap, fast=False)
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS, st.integers(0, 12))
+def test_alike_copies_are_the_copies_numa_totals_leave_room_for(
+    case: Case, config: KoordConfig, start: int
+) -> None:
+    """alike_copies against numa_totals after each further copy's amounts are added."""
+    run = _run(case, config)
+    if run is None or not run.ctx.view.numa_resources:
+        return
+    numa, resources = run.ctx.view.numa_resources[-1]
+    amounts = {name: max(amount // 7, 1) for name, amount in resources.items() if amount > 0}
+    state = copy_allocation(run.ctx.state)
+    state.resources[numa] = {**state.resources.get(numa, {}), **{
+        name: state.resources.get(numa, {}).get(name, 0) + start * amount
+        for name, amount in amounts.items()
+    }}  # fmt: skip
+    run = replace(run, ctx=replace(run.ctx, state=state, memo=None))
+    counted = alike_copies(run, numa, amounts) if amounts else 0
+    stepped = 0
+    while amounts and stepped <= counted + 1:
+        left = numa_totals(run, {numa})[numa]
+        if any(left.get(name, 0) < amount for name, amount in amounts.items()):
+            break
+        held = state.resources.setdefault(numa, {})
+        for name, amount in amounts.items():
+            held[name] = held.get(name, 0) + amount
+        stepped += 1
+    assert counted == stepped
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS, st.data())
+def test_pick_spread_takes_what_take_cpus_takes(
+    case: Case, config: KoordConfig, data: st.DataObject
+) -> None:
+    """SpreadByPCPUs required on a uniform SMT layout, for any NUMA amounts."""
+    run = _run(case, config)
+    if run is None:
+        return
+    layout = layout_of(run)
+    spread = replace(
+        resource_options(run, None), required_cpu_bind_policy=True,
+        cpu_bind_policy=CPUBindPolicy.SPREAD_BY_PCPUS,
+    )  # fmt: skip
+    if not spreads_within_numa_nodes(run, spread, layout) or not run.ctx.view.numa_resources:
+        return
+    numas = [numa for numa, _ in run.ctx.view.numa_resources]
+    chosen = data.draw(st.sets(st.sampled_from(numas), min_size=1))
+    placed = {numa: {"cpu": 1000 * data.draw(st.integers(0, 8))} for numa in chosen}
+    want = take_cpus_by_numa(run, spread, layout, placed)
+    event("taken" if want is not None else "takeCPUs failed")
+    assert want is not None  # never more than the NUMA node offers: takeCPUs cannot fail
+    assert pick_spread(run, spread, layout, placed) == want
+
+
+# --- what is kept between questions ---------------------------------------------------------
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS)
+def test_kept_books_stay_the_books_after_a_capacity_count(case: Case, config: KoordConfig) -> None:
+    """A count changes a copy of the kept NodeAllocation, never the kept books: judging
+    the same node object afterwards still equals the reference, and the kept books equal
+    books built afresh."""
+    node, spec, held = case
+    fill_count(node, spec, config, held, pod_request(spec), CAP)
+    want = koordinator.evaluate(node, spec, config=config, reservations=held)
+    assert koordinator_fast.evaluate(node, spec, config=config, reservations=held) == want
+    run = _run(case, config)
+    if run is not None:
+        layout, opts = layout_of(run), resource_options(run, None)
+        fresh = replace(run, ctx=replace(run.ctx, memo=None))
+        assert books_of(run, opts, layout) == books_of(fresh, opts, layout)
+
+
+@SETTINGS
+@given(roomy_cases(), CONFIGS)
+def test_a_count_after_judging_the_node_equals_the_reference(
+    case: Case, config: KoordConfig
+) -> None:
+    """The count reuses the verdict the fast evaluate kept for this pod and config."""
+    node, spec, held = case
+    verdict = koordinator_fast.evaluate(node, spec, config=config, reservations=held)
+    counted = fill_count(node, spec, config, held, pod_request(spec), CAP)
+    event(f"fits: {verdict.fits}; counted: {counted is not None}")
+    if counted is not None:
+        judgement = evaluate(ClusterSnapshot((node,), held), spec, scheduler="koordinator")
+        judgement._judgement.configs = replace(judgement._judgement.configs, koordinator=config)
+        assert counted == judgement._judgement.fill_copy_by_copy(0, CAP, fast=False)
+
+
+def test_prefilter_is_kept_per_pod_object() -> None:
+    config = KoordConfig()
+    spec = PodSpec(namespace="ns", name="p")
+    assert prefilter(spec, config) is prefilter(spec, config)
+    assert prefilter(spec, config) == prefilter_pod(spec, config)
+    other = replace(spec, name="q")
+    assert prefilter(other, config) == prefilter_pod(other, config)
+    assert prefilter(other, config) is not prefilter(spec, config)
+
+
+def test_with_hint_is_replace() -> None:
+    opts = ResourceOptions(
+        requests={"cpu": 2000}, num_cpus_needed=2, request_cpu_bind=True,
+        required_cpu_bind_policy=True, cpu_bind_policy="FullPCPUs", cpu_exclusive_policy="x",
+        numa_allocate_strategy="y", required_from_reservation=True, hint=frozenset({0}),
+        preferred_cpus=frozenset({3}), reusable={0: {"cpu": 1}}, required_resources={1: {}},
+    )  # fmt: skip
+    assert with_hint(opts, frozenset({1, 2})) == replace(opts, hint=frozenset({1, 2}))
+    assert with_hint(opts, None) == replace(opts, hint=None)
+
+
+# --- edges the random nodes seldom reach ----------------------------------------------------
+
+
+def _smt_node(
+    cores_per_numa: int,
+    zone_cpu: int,
+    policy: str,
+    bind: str,
+    reserved: frozenset[int] = frozenset(),
+) -> NodeSnapshot:
+    """Two NUMA nodes of `cores_per_numa` two-thread cores (siblings numbered apart)."""
+    total = 2 * cores_per_numa
+    rows = tuple(
+        (core + thread * total, core, 0, core // cores_per_numa)
+        for core in range(total)
+        for thread in (0, 1)
+    )
+    zones = tuple(
+        Zone(n, f"node-{n}", {"cpu": ResourceAmounts(zone_cpu, zone_cpu, 0),
+                              "memory": ResourceAmounts(8 * GI, 8 * GI, 0)})
+        for n in (0, 1)
+    )  # fmt: skip
+    return NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 4 * total * 1000, "memory": 16 * GI, "pods": 40},
+        topology_policies=(policy,), labels={LABEL_CPU_BIND_POLICY: bind},
+        zones=zones, cpus=tuple(sorted(rows)), kubelet_reserved_cpus=reserved,
+    )  # fmt: skip
+
+
+def _lsr_pod(cpu: str) -> PodSpec:
+    return pod(container("c", {"cpu": cpu, "memory": "256Mi"}), name="p",
+               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", ["SingleNUMANodePodLevel", "Restricted"])
+def test_a_single_cpu_left_on_a_numa_node_takes_no_two_cpu_copy(policy: str) -> None:
+    """SpreadByPCPUs: three two-thread cores on NUMA node 0, one cpu reserved, leave one
+    cpu after two 2-cpu copies, while its NUMA amounts (7 cpus) would hold a third;
+    NUMA node 1 takes three."""
+    node = _smt_node(3, 8000, policy, "SpreadByPCPUs", reserved=frozenset({8}))
+    spec = _lsr_pod("2")
+    judgement = evaluate(ClusterSnapshot((node,)), spec, scheduler="koordinator")._judgement
+    assert judgement.fill_copy_by_copy(0, 20, fast=False) == 5
+    assert fill_count(node, spec, KoordConfig(), (), pod_request(spec), 20) == 5
+
+
+@pytest.mark.parametrize("policy", ["Restricted", "BestEffort"])
+def test_a_node_with_exactly_enough_cpus_across_numa_nodes_fits(policy: str) -> None:
+    """Every NUMA node together holds exactly what the pod asks: the widest mask
+    allocates, so the walk may not call every mask hopeless."""
+    node, spec = _smt_node(2, 4000, policy, "FullPCPUsOnly"), _lsr_pod("8")
+    want = koordinator.evaluate(node, spec)
+    assert want.fits
+    assert koordinator_fast.evaluate(node, spec) == want
+
+
+def test_a_node_memo_starts_afresh_once_full() -> None:
+    memo: dict[object, object] = {}
+    for index in range(MEMO_KEPT + 3):
+        remember(memo, index, index)
+    assert len(memo) == 3
+    assert memo[MEMO_KEPT + 2] == MEMO_KEPT + 2
+
+
+def test_a_view_answers_for_the_first_numa_node_of_an_id() -> None:
+    topology = KoordCPUTopology.from_rows(())
+    view = NodeView(True, topology, frozenset(), "", ((1, {"cpu": 1}), (1, {"cpu": 2})), "", {})
+    assert view.numa_nodes() == (1, 1)
+    assert view.resources_of(1) == {"cpu": 1}
+    assert view.resources_of(0) == {}
