@@ -78,6 +78,10 @@ def assert_refreshed_like_a_full_read(before: ClusterSnapshot, touched: set[str]
     for node in refreshed.nodes:
         if node.name in old and node.name not in touched:
             assert node is old[node.name], f"{node.name} was read again"
+    kept = {r.name: r for r in before.reservations}
+    for reservation in refreshed.reservations:
+        if kept.get(reservation.name) == reservation:
+            assert reservation is kept[reservation.name], "an unchanged reservation was replaced"
 
 
 def run_scenario(demo: Objects, change: Callable[[Objects], set[str]]) -> None:
@@ -153,6 +157,14 @@ def _cordon_and_reserve(demo: Objects) -> set[str]:
     return {name}
 
 
+def _change_a_reservation(demo: Objects) -> set[str]:
+    reservation = of_kind(demo, "Reservation")[0]
+    reservation.setdefault("metadata", {}).setdefault("labels", {})["team"] = "batch"
+    spec = reservation.setdefault("spec", {})
+    spec["allocateOnce"] = not spec.get("allocateOnce", True)
+    return set()
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -162,6 +174,7 @@ def _cordon_and_reserve(demo: Objects) -> set[str]:
         _change_nrts,
         _remove_a_node_and_add_one,
         _cordon_and_reserve,
+        _change_a_reservation,
     ],
 )
 def test_a_refresh_equals_a_full_read(cache_on, demo, change) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from django.conf import settings
 
-from scheduler_api.engine.snapshot import ClusterSnapshot
+from scheduler_api.engine.snapshot import ClusterSnapshot, ReservationSnapshot
 from topology.adapters import cluster_snapshot
 from topology.adapters.fingerprints import NodeFingerprints, node_fingerprints
 from topology.adapters.mirror import node_snapshots, reservation_snapshots
@@ -93,8 +93,19 @@ def _refreshed(
     return dataclasses.replace(
         previous.snapshot,
         nodes=tuple(kept[name] for name in fingerprints if name in kept),
-        reservations=reservation_snapshots(cluster),
+        reservations=_same_objects_if_equal(
+            reservation_snapshots(cluster), previous.snapshot.reservations
+        ),
     )
+
+
+def _same_objects_if_equal(
+    read: tuple[ReservationSnapshot, ...], before: tuple[ReservationSnapshot, ...]
+) -> tuple[ReservationSnapshot, ...]:
+    """Reservations as read, each unchanged one as the very object kept before: the
+    engine keeps per-node books while a node's reservations are the same objects."""
+    kept = {reservation.name: reservation for reservation in before}
+    return tuple(kept[r.name] if r.name in kept and kept[r.name] == r else r for r in read)
 
 
 def answer_book(snapshot: ClusterSnapshot) -> OrderedDict[bytes, Any] | None:
