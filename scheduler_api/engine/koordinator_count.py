@@ -60,7 +60,6 @@ from scheduler_api.engine.koordinator_fast import (
     cpu_reason,
     exclusive_policy,
     is_published,
-    judged,
     placed_amounts,
     uniform_names,
 )
@@ -517,8 +516,14 @@ def fill_count(
     reservations: Sequence[ReservationSnapshot],
     request: Mapping[str, int],
     limit: int,
+    *,
+    judged: PlacementResult | None = None,
 ) -> int | None:
-    """Copies of `pod` `node` takes alone (at most `limit`); None: run the reference loop."""
+    """Copies of `pod` `node` takes alone (at most `limit`); None: run the reference loop.
+
+    `judged`: the fast Filter's verdict on `node` for this pod, config and reservations,
+    when the caller has it already; the first copy is then not judged again.
+    """
     cap = node_fit_count(node, request, limit)
     state = prefilter(pod, config)
     if cap == 0 or state.error is not None:
@@ -534,6 +539,6 @@ def fill_count(
     if not countable(run, layout) or _uid_clash(run, reservations):
         return None
     try:
-        return Filler(run, layout, pod, judged=judged(run)).fill(cap)
+        return Filler(run, layout, pod, judged=judged).fill(cap)
     except Undecided:
         return None

@@ -68,7 +68,6 @@ from scheduler_api.engine.koordinator_state import (
     add,
     add_numa,
     available_numa,
-    remember,
 )
 from scheduler_api.engine.results import PlacementResult, Reason, ReasonCheck
 from scheduler_api.engine.snapshot import (
@@ -447,27 +446,10 @@ def evaluate(
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
 ) -> PlacementResult:
-    """`koordinator.evaluate`, answered by counting where that is exact.
-
-    The verdict is kept with the node's books for the pod and config it answers (one
-    per node: the last), so that a capacity count of the same what-if need not judge
-    its first copy again (`judged`).
-    """
+    """`koordinator.evaluate`, answered by counting where that is exact."""
     conf = config or KoordConfig()
-    result, outcome, _ = koordinator.filter_and_score(node, pod, conf, reservations, fast_ops)
-    if outcome.run is not None and outcome.run.ctx.memo is not None:
-        remember(outcome.run.ctx.memo, "judged", (pod, conf, result))
+    result, _, _ = koordinator.filter_and_score(node, pod, conf, reservations, fast_ops)
     return result
-
-
-def judged(run: NodeRun) -> PlacementResult | None:
-    """The verdict `evaluate` last gave on `run`'s node and books, if it was for this
-    very pod and config (the entry holds both, so their ids stay theirs)."""
-    entry = run.ctx.memo.get("judged") if run.ctx.memo is not None else None
-    if not isinstance(entry, tuple):
-        return None
-    pod, config, result = entry
-    return result if pod is run.pod and config is run.ctx.config else None
 
 
 def allocate(

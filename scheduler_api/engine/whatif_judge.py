@@ -267,17 +267,28 @@ class Judgement:
         where that is exact; every other case fills copy by copy.
         """
         node = self.index.nodes[row]
-        counted = self.count_copies(node, self.system(row), limit)
+        counted = self.count_copies(node, self.system(row), limit, judged=self.exact.get(row))
         if counted is None:
             counted = self.fill_copy_by_copy(row, limit, fast=True)
         return counted, node.name
 
-    def count_copies(self, node: NodeSnapshot, system: Scheduler, limit: int) -> int | None:
-        """The copies `node` takes alone, counted; None where only filling can tell."""
+    def count_copies(
+        self,
+        node: NodeSnapshot,
+        system: Scheduler,
+        limit: int,
+        *,
+        judged: PlacementResult | None = None,
+    ) -> int | None:
+        """The copies `node` takes alone, counted; None where only filling can tell.
+
+        `judged`: this judgement's verdict on `node` (Koordinator need not Filter the
+        first copy again)."""
         pod, request, configs = self.pod, self.request, self.configs
         if system is Scheduler.KOORDINATOR:
+            reservations = self.reservations_on(node)
             return koordinator_count.fill_count(
-                node, pod, configs.koordinator, self.reservations_on(node), request, limit
+                node, pod, configs.koordinator, reservations, request, limit, judged=judged
             )
         if system is Scheduler.CRANE:
             return crane_count.fill_count(node, pod, configs.crane, request, limit)

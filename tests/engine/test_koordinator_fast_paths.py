@@ -297,10 +297,10 @@ def test_kept_books_stay_the_books_after_a_capacity_count(case: Case, config: Ko
 def test_a_count_after_judging_the_node_equals_the_reference(
     case: Case, config: KoordConfig
 ) -> None:
-    """The count reuses the verdict the fast evaluate kept for this pod and config."""
+    """The count reuses the verdict the fast evaluate gave for this pod and config."""
     node, spec, held = case
     verdict = koordinator_fast.evaluate(node, spec, config=config, reservations=held)
-    counted = fill_count(node, spec, config, held, pod_request(spec), CAP)
+    counted = fill_count(node, spec, config, held, pod_request(spec), CAP, judged=verdict)
     event(f"fits: {verdict.fits}; counted: {counted is not None}")
     if counted is not None:
         judgement = evaluate(ClusterSnapshot((node,), held), spec, scheduler="koordinator")

@@ -36,20 +36,24 @@ class ConnectionInline(admin.StackedInline):
     fields = ["mode", "kubeconfig_path", "context", "enabled"]
 
 
+# A sync state's columns, in the cluster's inline and in the list of every state.
+SYNC_STATE_COLUMNS = [
+    "resource",
+    "served",
+    "api_version",
+    "last_full_list_at",
+    "last_event_at",
+    "synced_through",
+    "lag_seconds",
+    "consecutive_errors",
+    "last_error",
+]
+
+
 class SyncStateInline(ReadOnlyInline):
     model = SyncState
     show_change_link = False
-    fields = [
-        "resource",
-        "served",
-        "api_version",
-        "last_full_list_at",
-        "last_event_at",
-        "synced_through",
-        "lag_seconds",
-        "consecutive_errors",
-        "last_error",
-    ]
+    fields = SYNC_STATE_COLUMNS
     readonly_fields = fields
 
 
@@ -139,18 +143,7 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(SyncState)
 class SyncStateAdmin(ReadOnlyAdmin):
-    list_display = [
-        "cluster",
-        "resource",
-        "served",
-        "api_version",
-        "last_full_list_at",
-        "last_event_at",
-        "synced_through",
-        "lag_seconds",
-        "consecutive_errors",
-        "last_error",
-    ]
+    list_display = ["cluster", *SYNC_STATE_COLUMNS]
     list_filter = ["cluster", "resource", "served"]
     list_select_related = ["cluster"]
 

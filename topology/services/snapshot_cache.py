@@ -75,8 +75,13 @@ def cached_cluster_snapshot(cluster: Cluster) -> ClusterSnapshot:
     return entry.snapshot
 
 
+def _older_versions(key: MirrorKey) -> list[MirrorKey]:
+    """Keys of the same cluster at versions before `key`'s."""
+    return [k for k in _entries if k[:2] == key[:2] and k[2] < key[2]]
+
+
 def _latest_older(key: MirrorKey) -> _Entry | None:
-    older = [k for k in _entries if k[:2] == key[:2] and k[2] < key[2]]
+    older = _older_versions(key)
     return _entries[max(older, key=lambda k: k[2])] if older else None
 
 
@@ -89,7 +94,8 @@ def _refreshed(
     before = previous.fingerprints
     changed = [name for name, digest in fingerprints.items() if before.get(name) != digest]
     kept = {node.name: node for node in previous.snapshot.nodes}
-    kept.update((node.name, node) for node in node_snapshots(cluster, changed) if changed)
+    if changed:
+        kept.update((node.name, node) for node in node_snapshots(cluster, changed))
     return dataclasses.replace(
         previous.snapshot,
         nodes=tuple(kept[name] for name in fingerprints if name in kept),
@@ -121,7 +127,7 @@ def answer_book(snapshot: ClusterSnapshot) -> OrderedDict[bytes, Any] | None:
 
 
 def _forget_older_versions(key: MirrorKey) -> None:
-    for stale in [k for k in _entries if k[:2] == key[:2] and k[2] < key[2]]:
+    for stale in _older_versions(key):
         del _entries[stale]
 
 
