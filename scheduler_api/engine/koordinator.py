@@ -165,15 +165,23 @@ def node_run(
     reservations: Sequence[ReservationSnapshot],
     config: KoordConfig,
 ) -> NodeRun | Reason:
-    """Resolve policies for the node; a Reason when Filter refuses before allocating."""
+    """Resolve policies for the node; a Reason when Filter refuses before allocating.
+
+    Filter checks a NUMA policy conflict before the cpu request; a pod without a NUMA
+    policy cannot conflict, so its cpu request is checked before the node's books are
+    looked up (most refusals of a fractional pod on bind-policy nodes end here)."""
+    node_bind = node_cpu_bind_policy(node)
+    binding = request_cpu_bind(state, node_bind) if not state.pod_numa_policy else None
+    if isinstance(binding, Reason):
+        return binding
     kept = kept_books(node, config, reservations)
     node_policy = node_numa_policy(node, kept.view)
     if node_policy and state.pod_numa_policy and node_policy != state.pod_numa_policy:
         return Reason(ReasonCheck.POLICY_MISMATCH, message=ERR_POLICY_MISMATCH)
-    node_bind = node_cpu_bind_policy(node)
-    binding = request_cpu_bind(state, node_bind)
-    if isinstance(binding, Reason):
-        return binding
+    if binding is None:
+        binding = request_cpu_bind(state, node_bind)
+        if isinstance(binding, Reason):
+            return binding
     split, restore = _split_and_restore(kept, pod, reservations)
     ctx = NodeContext(kept.view, kept.held, restore, config, kept.memo)
     return NodeRun(

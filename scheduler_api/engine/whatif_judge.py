@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scheduler_api.engine import crane_count, koordinator_count, nrt_count, nrt_count_vector
+from scheduler_api.engine.nrt_common import resolve_topology_manager
 from scheduler_api.engine.nrt_count_vector import UNDECIDED
 from scheduler_api.engine.nrt_match import passed_verdict
 from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
@@ -85,6 +86,7 @@ class Judgement:
         self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
+        self._passed: dict[tuple[object, object], tuple[str, ...]] = {}
         for row in np.flatnonzero(~members | bulk.exact):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
@@ -171,6 +173,8 @@ class Judgement:
     def verdict(self, row: int) -> NodeVerdict:
         if row not in self.cache:
             detailed = bool(self.fits[row]) and self._is_top(row)
+            if not detailed and self._column_passed(row):
+                return self._column_verdict(row)
             result = self._detail(row) if detailed else self._plain(row)
             self.cache[row] = NodeVerdict(
                 self.name(row), self.system(row), result.fits, result.score, result.reasons,
@@ -183,11 +187,37 @@ class Judgement:
         if exact is not None:
             return exact
         if self.fits[row]:  # decided by the columns: only the notes are left to add
-            numa = int(self.numa[row])
-            node, zones = self.index.nodes[row], (numa,) if numa >= 0 else ()
-            tm, score = self.index.topology_managers[row], int(self.score[row])
-            return passed_verdict(node, self.pod, self.configs.nrt, score, zones, tm)
+            zones = self._column_zones(row)
+            notes = self._passed_notes(row)
+            return PlacementResult(True, int(self.score[row]), numa_zones=zones, notes=notes)
         return self._judge(row, allocate=False)  # the reasons it is refused
+
+    def _column_passed(self, row: int) -> bool:
+        return bool(self.fits[row]) and row not in self.exact
+
+    def _column_zones(self, row: int) -> tuple[int, ...]:
+        numa = int(self.numa[row])
+        return (numa,) if numa >= 0 else ()
+
+    def _column_verdict(self, row: int) -> NodeVerdict:
+        """A row the columns passed, not detailed: `passed_verdict`'s answer, built at once."""
+        verdict = self.cache[row] = NodeVerdict(
+            self.name(row), self.system(row), True, int(self.score[row]), (),
+            self._column_zones(row), None, EMPTY_ANNOTATIONS, self._passed_notes(row),
+        )  # fmt: skip
+        return verdict
+
+    def _passed_notes(self, row: int) -> tuple[str, ...]:
+        """`passed_verdict`'s notes. They read only the pod, the config, the node's flavour
+        and its topology manager, so they are worked out once per flavour and manager."""
+        node, tm = self.index.nodes[row], self.index.topology_managers[row]
+        tm = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+        key = (node.flavour, tm)
+        notes = self._passed.get(key)
+        if notes is None:
+            passed = passed_verdict(node, self.pod, self.configs.nrt, 0, (), tm)
+            notes = self._passed[key] = passed.notes
+        return notes
 
     def _detail(self, row: int) -> PlacementResult:
         system, node = self.system(row), self.index.nodes[row]

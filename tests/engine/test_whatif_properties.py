@@ -124,6 +124,7 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
             assert verdict.reasons == reference.reasons, node
             assert verdict.numa_zones == reference.numa_zones, node
             assert verdict.notes == reference.notes, node
+            assert dict(verdict.annotations) == dict(reference.annotations), node
 
 
 def _zone_debits_within_available(snapshot: ClusterSnapshot, pod: PodSpec, result) -> None:  # type: ignore[no-untyped-def]

@@ -57,6 +57,9 @@ def remembered_answer(
 ) -> Answer:
     """`compute()`, or the answer it gave for this question on this snapshot's mirror.
 
+    `compute` may return parts already encoded (`orjson.Fragment`); a caller that does
+    not take fragments gets them decoded.
+
     `fragments`: a kept answer's large parts come as `orjson.Fragment`s (encoded JSON,
     not decoded), for a caller that renders the answer with orjson at once.
     """
@@ -64,7 +67,7 @@ def remembered_answer(
     asked = question_key(question) if size > 0 else None
     book = answer_book(snapshot) if asked is not None else None
     if asked is None or book is None:
-        return compute()
+        return _decoded(compute(), fragments)
     with answer_lock:
         kept = book.get(asked)
         if kept is not None:
@@ -75,12 +78,22 @@ def remembered_answer(
     try:
         kept = _kept(answer)
     except TypeError:
-        return answer  # not plain JSON: not kept
+        return _decoded(answer, fragments)  # not plain JSON: not kept
     with answer_lock:
         book[asked] = kept
         while len(book) > size:
             book.popitem(last=False)
-    return answer
+    return _served(kept, snapshot, fragments)
+
+
+def _decoded(answer: Answer, fragments: bool) -> Answer:
+    """`answer` with any encoded part decoded, unless the caller takes fragments."""
+    if fragments:
+        return answer
+    return {
+        key: orjson.loads(orjson.dumps(value)) if isinstance(value, orjson.Fragment) else value
+        for key, value in answer.items()
+    }
 
 
 def _kept(answer: Answer) -> _Kept:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from django.utils import timezone
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
@@ -26,6 +27,7 @@ from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
 from topology.services.answer_cache import remembered_answer
 from topology.services.snapshot_cache import cached_cluster_snapshot
+from topology.services.whatif_encoding import encoded_nodes
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
@@ -129,14 +131,21 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
     }
 
 
-def result_json(result: WhatIfResult) -> dict[str, Any]:
-    """The engine's answer in the documented JSON shape (plus `system`/`notes` per node)."""
+def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any]:
+    """The engine's answer in the documented JSON shape (plus `system`/`notes` per node).
+
+    `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     capacity = result.capacity
+    nodes: Any = (
+        orjson.Fragment(encoded_nodes(result.nodes, node_json))
+        if encoded
+        else [node_json(v) for v in result.nodes]
+    )
     return {
         "scheduler": result.scheduler.value,
         "scoring": result.scoring.value if result.scoring else DEFAULT_SCORING,
         "data_age_seconds": result.data_age_seconds,
-        "nodes": [node_json(v) for v in result.nodes],
+        "nodes": nodes,
         "placements": [
             {
                 "replica": p.replica,
@@ -161,15 +170,18 @@ def run_on_snapshot(
     scheduler: str = "auto",
     scoring: str | None = None,
     weights: dict[str, int] | None = None,
+    encoded: bool = False,
 ) -> dict[str, Any]:
-    """Validate everything first, then run `place` (which also answers `evaluate`)."""
+    """Validate everything first, then run `place` (which also answers `evaluate`).
+
+    `encoded`: see `result_json`."""
     spec = validated_pod(
         pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
     )
     result = place(
         snapshot, spec, replicas, scheduler=scheduler, scoring=scoring or None, weights=weights
     )
-    return result_json(result)
+    return result_json(result, encoded=encoded)
 
 
 def run_whatif(
@@ -216,7 +228,7 @@ def _answer(
     return remembered_answer(
         snapshot,
         {"pod": pod, **options},
-        lambda: run_on_snapshot(snapshot, pod, **options),
+        lambda: run_on_snapshot(snapshot, pod, **options, encoded=True),
         fragments=fragments,
     )
 

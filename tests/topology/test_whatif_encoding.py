@@ -1,0 +1,71 @@
+"""Node verdicts encoded straight to bytes are exactly the reference JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from scheduler_api.engine.snapshot import ClusterSnapshot
+from scheduler_api.engine.whatif import NodeVerdict, place
+from topology.adapters.records import snapshot_from_objects
+from topology.demo import generate_demo_objects
+from topology.services.answer_cache import remembered_answer
+from topology.services.whatif import node_json, pod_from_manifest
+from topology.services.whatif_encoding import encoded_nodes
+
+
+def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
+    amounts = {"cpu": cpu, "memory": memory}
+    labels = {"koordinator.sh/qosClass": "LSR"} if lsr else {}
+    containers = [{"name": "c", "resources": {"requests": amounts, "limits": amounts}}]
+    spec: dict[str, Any] = {"containers": containers, **({"priority": 9000} if lsr else {})}
+    return {"metadata": {"name": "p", "labels": labels}, "spec": spec}
+
+
+@pytest.fixture(scope="module")
+def demo() -> ClusterSnapshot:
+    return snapshot_from_objects(generate_demo_objects(nodes=40, seed=3))
+
+
+@pytest.mark.parametrize("scheduler", ["auto", "scheduler-plugins", "crane", "koordinator"])
+@pytest.mark.parametrize(
+    "manifest", [pod("500m", "512Mi"), pod("8", "16Gi", lsr=True), pod("200", "1Ti")]
+)
+def test_encoded_nodes_are_the_reference_json(
+    demo: ClusterSnapshot, manifest: dict[str, Any], scheduler: str
+) -> None:
+    result = place(demo, pod_from_manifest(manifest), 3, scheduler=scheduler)
+    verdicts = result.nodes
+    assert orjson.loads(encoded_nodes(verdicts, node_json)) == [node_json(v) for v in verdicts]
+    assert encoded_nodes(verdicts, node_json) == orjson.dumps([node_json(v) for v in verdicts])
+
+
+def test_the_demo_answers_cover_every_kind_of_verdict(demo: ClusterSnapshot) -> None:
+    """The comparison above sees refusals, detail (cpusets) and shared tails."""
+    verdicts: list[NodeVerdict] = []
+    for manifest in (pod("8", "16Gi", lsr=True), pod("200", "1Ti")):
+        for scheduler in ("auto", "koordinator"):
+            verdicts += place(demo, pod_from_manifest(manifest), 1, scheduler=scheduler).nodes
+    assert any(v.reasons for v in verdicts)
+    assert any(v.cpuset for v in verdicts)
+    assert any(v.fits and not v.detailed for v in verdicts)
+
+
+def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> None:
+    verdicts = place(demo, pod_from_manifest(pod("1", "1Gi")), 0).nodes
+    with pytest.raises(ValueError, match="must start with node, fits, score"):
+        encoded_nodes(verdicts, lambda v: {"fits": v.fits, "node": v.node, "score": v.score})
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("size", [0, 4])
+def test_encoded_parts_reach_a_plain_caller_decoded(settings, demo, size) -> None:
+    """With or without the answer cache, a caller that takes no fragments gets lists."""
+    settings.WHATIF_ANSWER_CACHE_SIZE = size
+    nodes = [{"node": "a", "fits": True}]
+    answer = remembered_answer(
+        demo, {"q": size}, lambda: {"nodes": orjson.Fragment(orjson.dumps(nodes))}
+    )
+    assert answer == {"nodes": nodes}
