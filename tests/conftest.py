@@ -52,3 +52,18 @@ def _no_snapshot_cache(settings: Any) -> None:
 
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 0
     clear_snapshot_cache()
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any] | None]]:
+    """Celery tasks sent by name (`send_task`): recorded as (name, args), not sent.
+
+    The real broker is exercised end to end by the tests that start a worker.
+    """
+    from celery import current_app
+
+    calls: list[tuple[str, list[Any] | None]] = []
+    monkeypatch.setattr(
+        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
+    )
+    return calls

@@ -21,6 +21,7 @@ from topology.services.figures import recompute_figures as recompute_figures_ser
 from topology.services.importer import import_objects
 from topology.services.loading import load_objects
 from topology.services.schedules import ensure_schedules as ensure_schedules_service
+from topology.services.writeback.lost import recover_lost_applies
 from topology.services.writeback.run import run_apply as run_apply_service
 from topology.sync import lease
 from topology.sync.client import credentials_of
@@ -117,7 +118,8 @@ def recompute_figures(cluster_id: int) -> int:
 
 @shared_task(name="topology.ensure_schedules")
 def ensure_schedules() -> dict[str, int]:
-    """Housekeeping, every minute: beat entries per cluster, and a watch per cluster."""
+    """Housekeeping, every minute: beat entries per cluster, a watch per cluster, and
+    the tasks of applies that look lost sent again (`recover_lost_applies`)."""
     settings = SyncSettings.load()
     changed = ensure_schedules_service(
         resync_seconds=settings.resync_interval, figures_seconds=settings.figures_interval
@@ -127,7 +129,13 @@ def ensure_schedules() -> dict[str, int]:
         if not lease.live_owner(cluster_id) and _not_queued(cluster_id, settings):
             enqueue_watch(cluster_id)
             started += 1
-    return {"schedules_changed": changed, "watches_started": started}
+    lost = recover_lost_applies()
+    return {
+        "schedules_changed": changed,
+        "watches_started": started,
+        "applies_requeued": lost.requeued,
+        "applies_expired": lost.expired,
+    }
 
 
 @shared_task(name="topology.run_apply")

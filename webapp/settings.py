@@ -218,6 +218,12 @@ TOPOLENS_SYNC = {
     "resync_interval": env_int("TOPOLENS_SYNC_RESYNC_SECONDS", 3600, minimum=60),
     "figures_interval": env_int("TOPOLENS_FIGURES_SECONDS", 300, minimum=10),
 }
+# Applies whose task was lost (broker restarted, worker killed): housekeeping sends the
+# task again after `requeue_seconds`, and gives up on the apply after `expire_seconds`.
+TOPOLENS_APPLY = {
+    "requeue_seconds": env_int("TOPOLENS_APPLY_REQUEUE_SECONDS", 120, minimum=10),
+    "expire_seconds": env_int("TOPOLENS_APPLY_EXPIRE_SECONDS", 3600, minimum=60),
+}
 if TOPOLENS_SYNC["backoff_ceiling"] < TOPOLENS_SYNC["backoff_initial"]:
     raise ImproperlyConfigured(
         "TOPOLENS_SYNC_BACKOFF_CEILING_MS must not be below TOPOLENS_SYNC_BACKOFF_INITIAL_MS."

@@ -4,7 +4,6 @@ and readable by every role; a queued apply answers 202 with its record's Locatio
 from __future__ import annotations
 
 import pytest
-from celery import current_app
 from rest_framework.test import APIClient
 
 from topology.choices import ApplyStatus, ConnectionMode, WriteKind
@@ -50,15 +49,6 @@ def connected(trio: Cluster) -> Cluster:
         cluster=trio, mode=ConnectionMode.KUBECONFIG, kubeconfig_path="/nonexistent/kubeconfig"
     )
     return trio
-
-
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list]]:
-    calls: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
-    )
-    return calls
 
 
 # Who may apply ------------------------------------------------------------------------

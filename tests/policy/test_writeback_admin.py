@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from celery import current_app
 from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
@@ -50,15 +49,6 @@ def staff(role: str | None) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def sent(monkeypatch) -> list[tuple[str, list]]:
-    calls: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
-    )
-    return calls
 
 
 def confirm_node(policy: NodePolicy) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from celery import current_app
 from django.db import connections
 
 from tests.sync import rbac
@@ -157,16 +156,3 @@ def wait_for(check: Callable[[], Any], *, timeout: float = 10.0, what: str = "")
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
         time.sleep(0.03)
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Tasks sent to the broker (name, args), recorded instead of sent.
-
-    The real broker is exercised end to end in test_celery_sync_worker.
-    """
-    calls: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
-    )
-    return calls

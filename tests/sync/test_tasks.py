@@ -99,7 +99,12 @@ def test_housekeeping_keeps_one_beat_entry_per_cluster_and_starts_missing_watche
     assert first["watches_started"] == 1 and sent == [("topology.watch_cluster", [connected.pk])]
     with django_capture_on_commit_callbacks(execute=True):
         second = tasks.ensure_schedules()
-    assert second == {"schedules_changed": 0, "watches_started": 0}  # idempotent
+    assert second == {
+        "schedules_changed": 0,
+        "watches_started": 0,
+        "applies_requeued": 0,
+        "applies_expired": 0,
+    }  # idempotent
     connected.connection.enabled = False
     connected.connection.save()
     tasks.ensure_schedules()

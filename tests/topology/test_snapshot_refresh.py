@@ -104,6 +104,15 @@ def _resize_a_pod(demo: Objects) -> set[str]:
     return {pod["spec"]["nodeName"]}
 
 
+def _move_a_pod(demo: Objects) -> set[str]:
+    """A pod seen on another node (deleted and recreated under its name)."""
+    pod = next(p for p in of_kind(demo, "Pod") if p["spec"].get("nodeName"))
+    old, new = pod["spec"]["nodeName"], name_of(of_kind(demo, "Node")[-1])
+    assert old != new
+    pod["spec"]["nodeName"] = new
+    return {old, new}
+
+
 def _remove_pods_of_each_flavour(demo: Objects) -> set[str]:
     """Pods gone through `remove_objects`, as a DELETED event removes them."""
     touched, keys = set(), []
@@ -170,6 +179,7 @@ def _change_a_reservation(demo: Objects) -> set[str]:
     [
         _relabel_node,
         _resize_a_pod,
+        _move_a_pod,
         _remove_pods_of_each_flavour,
         _change_nrts,
         _remove_a_node_and_add_one,

@@ -7,6 +7,13 @@ fingerprint is an md5 over its rows as stored: the Node's and its NRT's content 
 of the pods on it and its CPU allocations. Two equal fingerprints mean the snapshot
 code would read the same values for that node, so its NodeSnapshot can be kept.
 
+A node's pods and allocations are folded in without sorting them: the count of rows
+and the XOR of a 64-bit hash of each row (its identity and content). Any change to a
+row changes that row's hash, and so the XOR, except with odds of 2^-64; the rows of one
+node are distinct (namespace and name are hashed in), so no two cancel. Sorting and
+concatenating them in SQL was most of the query's time: it runs before every what-if
+on a mirror that changed.
+
 Computed by PostgreSQL in one query; elsewhere (SQLite, the embedded default, whose
 clusters are small) there are no fingerprints and snapshots are rebuilt whole.
 """
@@ -21,15 +28,13 @@ NodeFingerprints = dict[str, str]
 
 _QUERY = f"""
 WITH pods AS (
-    SELECT node_name,
-           md5(string_agg(namespace || '/' || name || '=' || content_hash, ','
-                          ORDER BY namespace, name)) AS digest
+    SELECT node_name, count(*) AS n,
+           bit_xor(hashtextextended(namespace || '/' || name || '=' || content_hash, 0)) AS x
     FROM {Pod._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
 ), allocations AS (
-    SELECT node_name,
-           md5(string_agg(concat_ws('|', namespace, pod_name, pod_uid, source, cpuset,
-                                    numa_resources::text), ','
-                          ORDER BY namespace, pod_name, source)) AS digest
+    SELECT node_name, count(*) AS n,
+           bit_xor(hashtextextended(concat_ws('|', namespace, pod_name, pod_uid, source,
+                                              cpuset, numa_resources::text), 0)) AS x
     FROM {PodAllocation._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
 )
 SELECT n.name,
@@ -37,7 +42,7 @@ SELECT n.name,
                      coalesce(t.content_hash || ' ' || t.api_version, '-'),
                      coalesce(r.reserved_cpus || ' ' || r.resolved_cpus || ' '
                               || r.apply_policy || ' ' || r.resources::text, '-'),
-                     coalesce(p.digest, '-'), coalesce(a.digest, '-')))
+                     coalesce(p.n || ':' || p.x, '-'), coalesce(a.n || ':' || a.x, '-')))
 FROM {Node._meta.db_table} AS n
 LEFT JOIN {NodeTopology._meta.db_table} AS t ON t.node_id = n.id
 LEFT JOIN {NodeCPUReservation._meta.db_table} AS r ON r.node_id = n.id

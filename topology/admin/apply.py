@@ -61,6 +61,8 @@ class ApplyRecordAdmin(ReadOnlyAdmin):
         "object_name",
         "username",
         "requested_at",
+        "queued_at",
+        "times_queued",
         "finished_at",
         "resource_version_before",
         "resource_version_after",

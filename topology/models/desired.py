@@ -138,6 +138,12 @@ class ApplyRecord(models.Model):
     cluster_version = models.JSONField(
         null=True, blank=True, help_text="on a conflict: the object as the cluster has it now"
     )
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="when its task was last sent to the workers"
+    )
+    times_queued = models.PositiveIntegerField(
+        default=0, help_text="how often its task was sent (again when a task was lost)"
+    )
 
     class Meta:
         ordering = ["-requested_at", "-id"]

@@ -56,8 +56,14 @@ def request_plan(*, plan: ApplyPlan, user: Any) -> ApplyRecord:
         record.status = ApplyStatus.ERROR
         record.message = plan.refusal_message()
         record.finished_at = timezone.now()
+    else:
+        record.queued_at, record.times_queued = timezone.now(), 1
     record.save()
     if plan.allowed:
         record_id = record.pk
-        transaction.on_commit(lambda: current_app.send_task(APPLY_TASK, args=[record_id]))
+        transaction.on_commit(lambda: send_apply_task(record_id))
     return record
+
+
+def send_apply_task(record_id: int) -> None:
+    current_app.send_task(APPLY_TASK, args=[record_id])
