@@ -19,6 +19,7 @@ from topology.adapters import cluster_snapshot
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
 from topology.parsers import MirroredKind
+from topology.services import snapshot_cache
 from topology.services.importer import import_objects
 from topology.services.removal import remove_objects
 from topology.services.snapshot_cache import cached_cluster_snapshot
@@ -210,3 +211,21 @@ def test_an_unchanged_reimport_keeps_the_snapshot(cache_on, demo) -> None:
     first = cached_cluster_snapshot(cluster())
     reimport(demo)
     assert cached_cluster_snapshot(cluster()) is first
+
+
+def test_unchanged_reservations_are_not_read_again(cache_on, demo, monkeypatch) -> None:
+    first = cached_cluster_snapshot(cluster())
+    assert first.reservations
+    reads: list[int] = []
+    real = snapshot_cache.reservation_snapshots
+    monkeypatch.setattr(
+        snapshot_cache, "reservation_snapshots", lambda c: reads.append(1) or real(c)
+    )
+    _relabel_node(demo)
+    reimport(demo)
+    assert cached_cluster_snapshot(cluster()).reservations is first.reservations
+    assert not reads
+    _change_a_reservation(demo)
+    reimport(demo)
+    assert cached_cluster_snapshot(cluster()).reservations != first.reservations
+    assert reads == [1]

@@ -22,7 +22,15 @@ from __future__ import annotations
 
 from django.db import connection
 
-from topology.models import Cluster, Node, NodeCPUReservation, NodeTopology, Pod, PodAllocation
+from topology.models import (
+    Cluster,
+    Node,
+    NodeCPUReservation,
+    NodeTopology,
+    Pod,
+    PodAllocation,
+    Reservation,
+)
 
 NodeFingerprints = dict[str, str]
 
@@ -60,3 +68,20 @@ def node_fingerprints(cluster: Cluster) -> NodeFingerprints | None:
     with connection.cursor() as cursor:
         cursor.execute(_QUERY, {"cluster": cluster.pk})
         return {name: digest for name, digest in cursor.fetchall()}
+
+
+_RESERVATIONS_QUERY = f"""
+SELECT count(*) || ':' || coalesce(bit_xor(hashtextextended(
+           name || '=' || content_hash || '@' || resource_version, 0)), 0)
+FROM {Reservation._meta.db_table} WHERE cluster_id = %(cluster)s
+"""
+
+
+def reservations_fingerprint(cluster: Cluster) -> str | None:
+    """One fingerprint of all the cluster's Reservations (folded like a node's pods);
+    None without PostgreSQL. Equal: the snapshot's reservations can be kept as they are."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_RESERVATIONS_QUERY, {"cluster": cluster.pk})
+        return str(cursor.fetchone()[0])

@@ -31,7 +31,11 @@ from django.conf import settings
 
 from scheduler_api.engine.snapshot import ClusterSnapshot, ReservationSnapshot
 from topology.adapters import cluster_snapshot
-from topology.adapters.fingerprints import NodeFingerprints, node_fingerprints
+from topology.adapters.fingerprints import (
+    NodeFingerprints,
+    node_fingerprints,
+    reservations_fingerprint,
+)
 from topology.adapters.mirror import node_snapshots, reservation_snapshots
 from topology.models import Cluster
 from topology.services.mirror_version import MirrorKey, mirror_key
@@ -41,6 +45,7 @@ from topology.services.mirror_version import MirrorKey, mirror_key
 class _Entry:
     snapshot: ClusterSnapshot
     fingerprints: NodeFingerprints | None
+    reservations: str | None = None  # `reservations_fingerprint` when it was read
     answers: OrderedDict[bytes, Any] = field(default_factory=OrderedDict)  # answer_cache's
 
 
@@ -64,8 +69,10 @@ def cached_cluster_snapshot(cluster: Cluster) -> ClusterSnapshot:
     # Fingerprints first: a node that changes after them is read at least that new, and
     # its stored fingerprint then differs from the next one, so it is read again then.
     fingerprints = node_fingerprints(cluster)
+    reservations = reservations_fingerprint(cluster)
     gc.unfreeze()  # what the last freeze kept from the collector may be garbage by now
-    entry = _Entry(_refreshed(cluster, previous, fingerprints), fingerprints)
+    snapshot = _refreshed(cluster, previous, fingerprints, reservations)
+    entry = _Entry(snapshot, fingerprints, reservations)
     with _lock:
         _forget_older_versions(key)
         _entries[key] = entry
@@ -86,9 +93,13 @@ def _latest_older(key: MirrorKey) -> _Entry | None:
 
 
 def _refreshed(
-    cluster: Cluster, previous: _Entry | None, fingerprints: NodeFingerprints | None
+    cluster: Cluster,
+    previous: _Entry | None,
+    fingerprints: NodeFingerprints | None,
+    reservations: str | None,
 ) -> ClusterSnapshot:
-    """The snapshot now: the previous one's unchanged nodes, the others read again."""
+    """The snapshot now: the previous one's unchanged nodes, the others read again, and
+    the Reservations read again only if their fingerprint moved."""
     if previous is None or previous.fingerprints is None or fingerprints is None:
         return cluster_snapshot(cluster)
     before = previous.fingerprints
@@ -99,10 +110,16 @@ def _refreshed(
     return dataclasses.replace(
         previous.snapshot,
         nodes=tuple(kept[name] for name in fingerprints if name in kept),
-        reservations=_same_objects_if_equal(
-            reservation_snapshots(cluster), previous.snapshot.reservations
-        ),
+        reservations=_reservations_now(cluster, previous, reservations),
     )
+
+
+def _reservations_now(
+    cluster: Cluster, previous: _Entry, fingerprint: str | None
+) -> tuple[ReservationSnapshot, ...]:
+    if fingerprint is not None and fingerprint == previous.reservations:
+        return previous.snapshot.reservations
+    return _same_objects_if_equal(reservation_snapshots(cluster), previous.snapshot.reservations)
 
 
 def _same_objects_if_equal(
