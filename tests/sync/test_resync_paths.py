@@ -14,9 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from tests.sync.conftest import FAST, sync_once
 from tests.sync.mirror_check import assert_mirror_matches
 from topology.choices import SyncResource
-from topology.models import Pod, SyncError
+from topology.models import Node, Pod, SyncError
 from topology.parsers import MirroredKind, parse_object
 from topology.services.hashing import encode_record
+from topology.services.removal import remove_objects
 from topology.sync import apply
 from topology.sync.ahead import Parsed, parse_ahead
 from topology.sync.messages import ListDone, ListPage
@@ -162,3 +163,55 @@ def test_a_list_that_fails_before_its_first_page_leaves_no_stale_view(fake, conn
     writer.handle(ListDone(PODS, "1", time.time()))
     assert Pod.objects.filter(cluster=cluster, name=gone["metadata"]["name"]).exists()
     assert len(stored) > 1
+
+
+def _pods_deleted_from_the_mirror(fake, cluster) -> list[dict]:
+    """Running pods the server holds and the mirror no longer does (a list writes them anew)."""
+    pods = [copy.deepcopy(p) for p in fake.cluster.served("", "pods")]
+    running = [p for p in pods if p["status"]["phase"] == "Running" and p["spec"].get("nodeName")]
+    keys = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in running]
+    assert remove_objects(cluster, MirroredKind.POD, keys) == len(keys)
+    return running
+
+
+def test_a_pod_list_reads_the_nodes_ids_once_not_once_a_page(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    pods = _pods_deleted_from_the_mirror(fake, cluster)
+    assert len(pods) >= 2
+    writer, _ = _writer_with_list_begun(cluster, fast)
+    with CaptureQueriesContext(connection) as queries:
+        for pod in pods:
+            writer.handle(ListPage(PODS, [pod], False, time.time()))
+    assert not [q for q in queries.captured_queries if 'FROM "topology_node"' in q["sql"]]
+    for pod in pods:
+        row = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
+        assert row.node_id == Node.objects.get(cluster=cluster, name=row.node_name).pk
+    assert_mirror_matches(fake, cluster)
+
+
+def test_a_node_missing_from_the_lists_node_ids_is_looked_up(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    pod = _pods_deleted_from_the_mirror(fake, cluster)[0]
+    writer, _ = _writer_with_list_begun(cluster, fast)
+    writer._listings[SyncResource.PODS].node_ids.clear()  # noqa: SLF001 - as if read too early
+    writer.handle(ListPage(PODS, [pod], False, time.time()))
+    row = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
+    assert row.node_id == Node.objects.get(cluster=cluster, name=row.node_name).pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_node_id_fails_the_page_and_the_retry_links_the_right_node(fake, connect, fast):
+    # Transactional: the foreign key is checked when the page's transaction commits.
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    pod = _pods_deleted_from_the_mirror(fake, cluster)[0]
+    writer, _ = _writer_with_list_begun(cluster, fast)
+    node_ids = writer._listings[SyncResource.PODS].node_ids  # noqa: SLF001
+    stale = max(Node.objects.values_list("pk", flat=True)) + 1000  # a Node deleted since
+    node_ids[pod["spec"]["nodeName"]] = stale
+    writer.handle(ListPage(PODS, [pod], False, time.time()))
+    row = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
+    assert row.node_id == Node.objects.get(cluster=cluster, name=row.node_name).pk != stale
+    assert not SyncError.objects.filter(cluster=cluster).exists()

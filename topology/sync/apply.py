@@ -8,6 +8,7 @@ resync of 100,000 pods must not parse 100,000 pods.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -48,13 +49,15 @@ def apply_objects(
     now: datetime,
     stored: dict[Key, str] | None = None,
     parsed: dict[Key, Parsed] | None = None,
+    node_ids: Mapping[str, int] | None = None,
 ) -> Applied:
     """Upsert what changed; finished pods are removed, as they hold nothing.
 
     `stored` (key → stored version) saves a query per page when a list already read it;
     keys it lacks are not mirrored, which spares the writers looking them up. `parsed`:
-    objects the fetching thread parsed ahead (see `ahead`). When nothing changed, no
-    query runs at all.
+    objects the fetching thread parsed ahead (see `ahead`). `node_ids`: the cluster's
+    Nodes, read once by a pod list (see `write_records`). When nothing changed, no query
+    runs at all.
     """
     kind = resource.kind
     applied = Applied()
@@ -69,7 +72,9 @@ def apply_objects(
     records = [record for record in ready.values() if not _finished(record)]
     if records:
         absent = {key for key in changed if key not in stored}
-        result = write_records(cluster, kind, records, now, absent=absent, encodings=encodings)
+        result = write_records(
+            cluster, kind, records, now, absent=absent, encodings=encodings, node_ids=node_ids
+        )
         applied.unchanged += sum(1 for o in result.outcomes.values() if o is Outcome.UNCHANGED)
         applied.written = {k for k, o in result.outcomes.items() if o is not Outcome.UNCHANGED}
         applied.missing_node = dict(result.errors)

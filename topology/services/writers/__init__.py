@@ -43,7 +43,7 @@ from topology.services.writers.common import (
     Outcome,
 )
 from topology.services.writers.nodes import write_nodes
-from topology.services.writers.pods import write_pods
+from topology.services.writers.pods import mirrored_node_ids, write_pods
 from topology.services.writers.qos import write_qos_configs
 from topology.services.writers.reservations import write_reservations
 from topology.services.writers.topologies import write_topologies
@@ -80,6 +80,7 @@ def write_records(
     *,
     absent: Collection[tuple[str, ...]] = (),
     encodings: Mapping[tuple[str, ...], EncodedRecord] | None = None,
+    node_ids: Mapping[str, int] | None = None,
 ) -> BatchResult:
     """Upsert records of one kind in one transaction; see BatchResult for keys and errors.
 
@@ -91,9 +92,21 @@ def write_records(
 
     `encodings` (key → `hashing.encode_record` of the record), when the caller hashed the
     records already; the pod and NRT writers use it rather than hash them again.
+
+    `node_ids` (node name → id), when the caller read the cluster's Nodes already (a pod
+    list reads them once, not once a page); the pod writer looks up only names it lacks.
+    Should an id be stale (its Node deleted since), the foreign key fails the batch and
+    the caller retries without it, as with `absent`.
     """
     if kind is MirroredKind.POD:
-        result = write_pods(cluster, list(records), now, absent=absent, encodings=encodings)  # type: ignore[arg-type]
+        result = write_pods(
+            cluster,
+            list(records),  # type: ignore[arg-type]
+            now,
+            absent=absent,
+            encodings=encodings,
+            node_ids=node_ids,
+        )
     elif kind is MirroredKind.TOPOLOGY:
         result = write_topologies(cluster, list(records), now, encodings=encodings)  # type: ignore[arg-type]
     else:
@@ -144,6 +157,7 @@ __all__ = [
     "BatchResult",
     "MissingNodeError",
     "Outcome",
+    "mirrored_node_ids",
     "record_key",
     "refresh_statistics_of",
     "upsert_node",

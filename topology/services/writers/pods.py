@@ -78,15 +78,17 @@ def write_pods(
     *,
     absent: Collection[tuple[str, ...]] = (),
     encodings: Mapping[tuple[str, ...], EncodedRecord] | None = None,
+    node_ids: Mapping[str, int] | None = None,
 ) -> BatchResult:
     """Upsert pods (keys: (namespace, name)) and replace the allocations they publish.
 
     Rows are plain tuples, never model instances: a cold resync writes 100,000 pods.
-    `absent` and `encodings`: see write_records.
+    `absent`, `encodings` and `node_ids`: see write_records.
     """
     latest = latest_by_key(records, lambda r: (r.namespace, r.name))
     existing = _stored_hashes(cluster, [key for key in latest if key not in absent])
-    node_ids = _node_ids(cluster, {r.node_name for r in latest.values() if r.node_name})
+    names = {r.node_name for r in latest.values() if r.node_name}
+    node_ids = _node_ids(cluster, names, node_ids or {})
     result = BatchResult()
     changes = _Changes()
     encodings = encodings or {}
@@ -121,10 +123,20 @@ def _stored_hashes(cluster: Cluster, keys: list[PodKey]) -> dict[PodKey, tuple[i
     return {(namespace, name): (pk, digest) for namespace, name, pk, digest in rows}
 
 
-def _node_ids(cluster: Cluster, names: set[str]) -> dict[str, int]:
-    if not names:
-        return {}
-    rows = Node.objects.filter(cluster=cluster, name__in=names).order_by()
+def _node_ids(cluster: Cluster, names: set[str], known: Mapping[str, int]) -> dict[str, int]:
+    """Node name → id; names `known` lacks are looked up (none, usually, in a list)."""
+    found = {name: known[name] for name in names if name in known}
+    rest = names - found.keys()
+    if rest:
+        found.update(mirrored_node_ids(cluster, rest))
+    return found
+
+
+def mirrored_node_ids(cluster: Cluster, names: Collection[str] | None = None) -> dict[str, int]:
+    """Node name → id of the cluster's mirrored Nodes (of these names, if given)."""
+    rows = Node.objects.filter(cluster=cluster).order_by()
+    if names is not None:
+        rows = rows.filter(name__in=list(names))
     return dict(rows.values_list("name", "pk"))
 
 
