@@ -13,11 +13,10 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from scheduler_api.choices import Role
+from tests.factories import ClusterFactory
 from tests.topology.helpers import sample_items
 from topology.models import Cluster
 from topology.services.importer import import_objects
-
-from .factories import ClusterFactory
 
 ROLES = tuple(Role.values)
 PERSONAS = (*ROLES, "outsider")

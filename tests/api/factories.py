@@ -1,158 +1,41 @@
-"""factory_boy factories for the mirror: quick rows for list, filter and query-count tests."""
+"""The mirror as API tests build it: nodes with amounts, pods in "default", whole nodes.
+
+Everything else comes from tests/factories.py; these defaults are the ones API tests assert.
+"""
 
 from __future__ import annotations
 
 import factory
 from django.utils import timezone
 
-from topology.models import (
-    Cluster,
-    Node,
-    NodeCPUReservation,
-    NodeFigures,
-    NodePolicy,
-    NodeTopology,
-    Pod,
-    PodAllocation,
-    QoSConfig,
-    QoSStrategy,
-    ResctrlSetting,
-    Reservation,
-    Zone,
-    ZoneResource,
+from tests import factories
+from tests.factories import (
+    NodeCPUReservationFactory,
+    NodeFiguresFactory,
+    NodePolicyFactory,
+    NodeTopologyFactory,
+    PodAllocationFactory,
+    ReservationFactory,
+    ZoneFactory,
+    ZoneResourceFactory,
 )
+from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting
 
 
-class ClusterFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Cluster
-        django_get_or_create = ("name",)
+class NodeFactory(factories.NodeFactory):
+    """A node that states its amounts, as the node list shows them."""
 
-    name = factory.Sequence(lambda n: f"cluster-{n}")
-    last_imported_at = factory.LazyFunction(timezone.now)
-
-
-class NodeFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Node
-
-    cluster = factory.SubFactory(ClusterFactory)
-    name = factory.Sequence(lambda n: f"node-{n:04d}")
-    observed_at = factory.LazyFunction(timezone.now)
-    labels = factory.LazyFunction(lambda: {"kubernetes.io/os": "linux"})
     allocatable = factory.LazyFunction(lambda: {"cpu": 64000, "memory": 256 * 2**30})
     capacity = factory.LazyFunction(lambda: {"cpu": 64000, "memory": 256 * 2**30})
 
 
-class NodeTopologyFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = NodeTopology
+class PodFactory(factories.PodFactory):
+    """A pod of namespace "default" with one two-CPU container."""
 
-    node = factory.SubFactory(NodeFactory)
-    flavour = "upstream-v1alpha2"
-    api_version = "topology.node.k8s.io/v1alpha2"
-    tm_policy = "single-numa-node"
-    tm_scope = "pod"
-    observed_at = factory.LazyFunction(timezone.now)
-    raw = factory.LazyFunction(dict)
-
-
-class ZoneFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Zone
-
-    topology = factory.SubFactory(NodeTopologyFactory)
-    numa_id = factory.Sequence(lambda n: n % 2)
-    name = factory.LazyAttribute(lambda z: f"node-{z.numa_id}")
-    zone_type = "Node"
-    costs = factory.LazyAttribute(lambda z: {"node-0": 10 if z.numa_id == 0 else 20})
-
-
-class ZoneResourceFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = ZoneResource
-
-    zone = factory.SubFactory(ZoneFactory)
-    name = "cpu"
-    capacity = 32000
-    allocatable = 30000
-    available = 20000
-
-
-class NodeFiguresFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = NodeFigures
-
-    node = factory.SubFactory(NodeFactory)
-    computed_at = factory.LazyFunction(timezone.now)
-    free_cpus_by_zone = factory.LazyFunction(lambda: {"0": 8, "1": 4})
-    free_cpus_total = 12
-    max_free_cpus_in_one_zone = 8
-    largest_exclusive_pod = factory.LazyFunction(lambda: {"single-numa-node": 8})
-    largest_exclusive_pod_own_policy = 8
-
-
-class PodFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Pod
-
-    cluster = factory.SubFactory(ClusterFactory)
-    node = None
-    node_name = factory.LazyAttribute(lambda p: p.node.name if p.node else "")
     namespace = "default"
-    name = factory.Sequence(lambda n: f"pod-{n:05d}")
-    phase = "Running"
-    qos_class = "Guaranteed"
-    observed_at = factory.LazyFunction(timezone.now)
     containers = factory.LazyFunction(
         lambda: [{"name": "app", "requests": {"cpu": 2000}, "limits": {"cpu": 2000}}]
     )
-
-
-class PodAllocationFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = PodAllocation
-
-    pod = factory.SubFactory(PodFactory)
-    cluster = factory.SelfAttribute("pod.cluster")
-    node = factory.SelfAttribute("pod.node")
-    node_name = factory.SelfAttribute("pod.node_name")
-    namespace = factory.SelfAttribute("pod.namespace")
-    pod_name = factory.SelfAttribute("pod.name")
-    source = "koordinator"
-    cpuset = "2-3"
-    numa_resources = factory.LazyFunction(lambda: {"0": {"cpu": 2000}})
-
-
-class ReservationFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Reservation
-
-    cluster = factory.SubFactory(ClusterFactory)
-    name = factory.Sequence(lambda n: f"resv-{n:04d}")
-    phase = "Available"
-    owners = factory.LazyFunction(lambda: [{"labelSelector": {"matchLabels": {"app": "web"}}}])
-    allocatable = factory.LazyFunction(lambda: {"cpu": 4000})
-    observed_at = factory.LazyFunction(timezone.now)
-    raw = factory.LazyFunction(dict)
-
-
-class NodeCPUReservationFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = NodeCPUReservation
-
-    node = factory.SubFactory(NodeFactory)
-    reserved_cpus = "0-1"
-    apply_policy = "Default"
-
-
-class NodePolicyFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = NodePolicy
-
-    node = factory.SubFactory(NodeFactory)
-    numa_topology_policy = "SingleNUMANode"
-    cpu_bind_policy = "FullPCPUs"
 
 
 def full_node(cluster: Cluster, **node_fields: object) -> Node:
@@ -160,10 +43,20 @@ def full_node(cluster: Cluster, **node_fields: object) -> Node:
     node = NodeFactory(cluster=cluster, **node_fields)
     topology = NodeTopologyFactory(node=node)
     for numa_id in (0, 1):
-        zone = ZoneFactory(topology=topology, numa_id=numa_id)
-        ZoneResourceFactory(zone=zone, name="cpu")
-        ZoneResourceFactory(zone=zone, name="memory", capacity=2**37, allocatable=2**37)
-    NodeFiguresFactory(node=node)
+        costs = {"node-0": 10 if numa_id == 0 else 20}
+        zone = ZoneFactory(topology=topology, numa_id=numa_id, costs=costs)
+        ZoneResourceFactory(zone=zone, name="cpu", available=20000)
+        ZoneResourceFactory(
+            zone=zone, name="memory", capacity=2**37, allocatable=2**37, available=20000
+        )
+    NodeFiguresFactory(
+        node=node,
+        free_cpus_by_zone={"0": 8, "1": 4},
+        free_cpus_total=12,
+        max_free_cpus_in_one_zone=8,
+        largest_exclusive_pod={"single-numa-node": 8},
+        largest_exclusive_pod_own_policy=8,
+    )
     NodeCPUReservationFactory(node=node)
     NodePolicyFactory(node=node)
     return node
@@ -173,8 +66,8 @@ def busy_node(cluster: Cluster, pods: int = 2) -> Node:
     """A full node with pods holding allocations, and a Reservation on it."""
     node = full_node(cluster)
     for _ in range(pods):
-        PodAllocationFactory(pod=PodFactory(cluster=cluster, node=node))
-    ReservationFactory(cluster=cluster, node=node, node_name=node.name)
+        PodAllocationFactory(pod=PodFactory(node=node))
+    ReservationFactory(node=node)
     return node
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import ClusterFactory
 from topology.choices import ApplyStatus, ConnectionMode, WriteKind
 from topology.models import ApplyRecord, Cluster, ClusterConnection, Node, NodePolicy
 
 from .conftest import ROLES
-from .factories import ClusterFactory
 from .mixins import ClientFor, EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

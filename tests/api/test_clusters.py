@@ -8,9 +8,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from tests.factories import ClusterFactory
 from topology.models import Cluster, SyncState
 
-from .factories import ClusterFactory, NodeFactory, PodFactory
+from .factories import NodeFactory, PodFactory
 from .mixins import ClientFor, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

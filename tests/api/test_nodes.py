@@ -7,14 +7,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import NodeFiguresFactory, NodeTopologyFactory
 from topology.models import Cluster
 
-from .factories import (
-    NodeFactory,
-    NodeFiguresFactory,
-    NodeTopologyFactory,
-    full_node,
-)
+from .factories import NodeFactory, full_node
 from .mixins import EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

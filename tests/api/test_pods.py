@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import PodAllocationFactory
 from topology.models import Cluster
 
-from .factories import PodAllocationFactory, PodFactory, busy_node, full_node
+from .factories import PodFactory, busy_node, full_node
 from .mixins import EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

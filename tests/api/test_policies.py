@@ -6,9 +6,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from scheduler_api.api.serializers.policies import NodePolicySerializer
+from tests.factories import NodePolicyFactory
 from topology.models import Cluster, NodePolicy
 
-from .factories import NodeFactory, NodePolicyFactory
+from .factories import NodeFactory
 from .mixins import ClientFor, EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

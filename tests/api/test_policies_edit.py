@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from tests.dashboard.factories import ClusterFactory, PodAllocationFactory, PodFactory
+from tests.factories import ClusterFactory, PodAllocationFactory, PodFactory
 from tests.policy.mirror import koord_node
 from topology.models import Cluster, Node, NodePolicy
 

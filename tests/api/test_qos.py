@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import NodeTopologyFactory
 from topology.models import Cluster
 
-from .factories import NodeTopologyFactory, qos_config
+from .factories import qos_config
 from .mixins import EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import NodeCPUReservationFactory, ReservationFactory
 from topology.models import Cluster
 
-from .factories import NodeCPUReservationFactory, NodeFactory, ReservationFactory, full_node
+from .factories import NodeFactory, full_node
 from .mixins import EndpointTests, ListEndpointTests
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from tests.factories import PodAllocationFactory
 from topology.models import Cluster, PodAllocation
 
-from .factories import NodeFactory, PodAllocationFactory, PodFactory, full_node
+from .factories import NodeFactory, PodFactory, full_node
 from .mixins import EndpointTests
 
 pytestmark = pytest.mark.django_db

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.factories import hyperthreaded
 from topology.choices import CPUState
 from topology.services.cpu_classify import (
     Claim,
@@ -12,8 +13,6 @@ from topology.services.cpu_classify import (
     classify_cpus,
     pod_code,
 )
-
-from .factories import hyperthreaded
 
 CPUS = tuple(hyperthreaded(zones=2, cores_per_zone=4))  # 16 CPUs, zone 0: 0-3 + 8-11
 

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from topology.choices import CPUState, Flavour
-from topology.models import Node, NodeCPUReservation
-from topology.services.cpu_state import (
-    MISSING_DETAIL,
-    NO_TOPOLOGY,
-    HolderKind,
-    node_cpu_state,
-)
-
-from .factories import (
+from tests.factories import (
     ClusterFactory,
     NodeFactory,
     NodeTopologyFactory,
@@ -21,6 +12,14 @@ from .factories import (
     PodFactory,
     ReservationFactory,
     koordinator_node,
+)
+from topology.choices import CPUState, Flavour
+from topology.models import Node, NodeCPUReservation
+from topology.services.cpu_state import (
+    MISSING_DETAIL,
+    NO_TOPOLOGY,
+    HolderKind,
+    node_cpu_state,
 )
 
 pytestmark = pytest.mark.django_db

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from tests.factories import hyperthreaded
 from topology.choices import CPUState
 from topology.figures.coremap import (
     POD_BASE,
@@ -23,8 +24,6 @@ from topology.services.cpu_classify import (
     SharedClaim,
     classify_cpus,
 )
-
-from .factories import hyperthreaded
 
 ZONES = {0: "node-0", 1: "node-1"}
 

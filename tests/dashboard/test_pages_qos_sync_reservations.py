@@ -8,12 +8,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from tests.factories import ClusterFactory, ReservationFactory, koordinator_node
 from topology.models import QoSConfig, QoSStrategy, ResctrlSetting, SyncError, SyncState
 from topology.selectors.qos import qos_page
 from topology.selectors.reservations import expiry, owner_text
 from topology.selectors.sync import Health, cluster_syncs
 
-from .factories import ClusterFactory, ReservationFactory, koordinator_node, upstream_node
+from .factories import upstream_node
 
 pytestmark = pytest.mark.django_db
 AMD = {"vendorID": "AuthenticAMD", "catL3CbmMask": "ffff"}

@@ -7,18 +7,18 @@ import json
 import pytest
 from django.urls import reverse
 
-from topology.models import Cluster
-from topology.selectors import overview as overview_selectors
-
-from .factories import (
+from tests.factories import (
     ClusterFactory,
     NodeFiguresFactory,
     PodAllocationFactory,
     PodFactory,
     ReservationFactory,
     koordinator_node,
-    upstream_node,
 )
+from topology.models import Cluster
+from topology.selectors import overview as overview_selectors
+
+from .factories import upstream_node
 
 pytestmark = pytest.mark.django_db
 

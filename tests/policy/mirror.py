@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from tests.dashboard.factories import (
+from tests.factories import (
     NodeFactory,
     NodeTopologyFactory,
     ZoneFactory,
     ZoneResourceFactory,
+    koordinator_node,
 )
 from topology.choices import Flavour
-from topology.models import Cluster, Node, encode_cpus
+from topology.models import Cluster, Node
 
 GI = 1024**3
 ZONE_MEMORY = 64 * GI
@@ -23,40 +24,17 @@ def _schedulable(node: Node, cpus: int, zones: int, labels: dict[str, str]) -> N
     return node
 
 
-def one_socket(zones: int, cores_per_zone: int) -> list[tuple[int, int, int, int]]:
-    """(cpu, core, socket, numa) rows: one socket of `zones` NUMA nodes (AMD NPS-like), two
-    threads a core numbered c and c + cores. One socket, because koord-scheduler shifts
-    the NUMA ids of later sockets (socket<<16 | node), which the NRT's zones do not."""
-    cores = zones * cores_per_zone
-    rows = []
-    for core in range(cores):
-        numa = core // cores_per_zone
-        rows += [(core, core, 0, numa), (core + cores, core, 0, numa)]
-    return sorted(rows)
-
-
 def koord_node(
     cluster: Cluster, name: str, *, zones: int = 2, cores: int = 6, **labels: str
 ) -> Node:
-    """A Koordinator node: `zones` NUMA zones of `cores` hyperthreaded cores (2 CPUs each)."""
-    node = NodeFactory(cluster=cluster, name=name)
-    cpus = one_socket(zones, cores)
-    nrt = NodeTopologyFactory(
-        node=node,
-        flavour=Flavour.KOORDINATOR,
-        api_version="topology.node.k8s.io/v1alpha1",
-        cpu_count=len(cpus),
-        cpu_table=encode_cpus(cpus),
-        cpu_topology_source="koordinator",
+    """A Koordinator node: `zones` NUMA zones of `cores` hyperthreaded cores (2 CPUs each).
+
+    All on one socket, because koord-scheduler shifts the NUMA ids of later sockets
+    (socket<<16 | node), which the NRT's zones do not.
+    """
+    node = koordinator_node(
+        cluster, name, zones=zones, cores_per_zone=cores, one_socket=True, zone_memory=ZONE_MEMORY
     )
-    for numa in range(zones):
-        zone = ZoneFactory(topology=nrt, numa_id=numa, name=f"node-{numa}")
-        amount = cores * 2 * 1000
-        ZoneResourceFactory(zone=zone, capacity=amount, allocatable=amount, available=amount)
-        ZoneResourceFactory(
-            zone=zone, name="memory", capacity=ZONE_MEMORY, allocatable=ZONE_MEMORY,
-            available=ZONE_MEMORY,
-        )  # fmt: skip
     return _schedulable(node, zones * cores * 2, zones, labels)
 
 

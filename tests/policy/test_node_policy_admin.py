@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from tests.dashboard.factories import ClusterFactory, PodAllocationFactory, PodFactory
+from tests.factories import ClusterFactory, PodAllocationFactory, PodFactory
 from topology.admin import policies as policy_admin
 from topology.editing.node_policy_selector import SelectorError, parse_selector, selector_matches
 from topology.models import Cluster, Node, NodePolicy, ReferencePod

@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from tests.dashboard.factories import (
+from tests.factories import (
     ClusterFactory,
     PodAllocationFactory,
     PodFactory,
     hyperthreaded,
 )
-from tests.dashboard.factories import koordinator_node as koordinator_mirror_node
+from tests.factories import koordinator_node as koordinator_mirror_node
 from topology.editing.node_policy import (
     DesiredPolicy,
     HeldCPUs,

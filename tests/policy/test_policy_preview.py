@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.factories import ClusterFactory
+from tests.factories import ClusterFactory
 from topology.models import Cluster, NodePolicy, ReferencePod
 from topology.services.policy_preview import (
     ReferenceShape,
