@@ -24,6 +24,9 @@ stop is kept only when its merge does find a preferred hint; otherwise (a refusa
 whose message lists every hint) all masks are enumerated. Before any allocation is
 tried, a mask whose NUMA nodes together hold too little is skipped (sums kept per
 mask, a width at a time); when all of them together hold too little, none is tried.
+Nor is a mask holding a NUMA node that lacks a requested resource: generateHints turns
+it down whether it allocates or not (on nodes whose cpus sit in a few of many NUMA
+nodes, most masks).
 
 Used only where these arguments hold (`countable`); elsewhere the reference runs.
 What depends on the node alone is kept with its books (`koordinator_books.kept`).
@@ -244,27 +247,44 @@ class HintWalk:
         if self.uniform:
             generator.names |= {n for n in requests if n in self.keys[0]}
         sums = [[0] for _ in self.rows]
-        for size, masks in enumerate(masks_by_width(self.numa_ids), start=1):
-            sums = self._sums(masks, sums)
-            decided = False
-            hopeful_masks = self._hopeful(sums, len(masks.masks))
+        barred = _barred(generator, self.numa_ids)
+        # uniform names: the names, so the barred NUMA nodes, are final; leave their masks out
+        widths = masks_by_width(self.numa_ids, barred if self.uniform else frozenset())
+        if self.uniform and self._nothing_allocates(barred):
+            # no mask can be added: the hints the walk would give (a stop it might make
+            # under SingleNUMANode gives `counted_hints` these very hints as well)
+            return generator.result(requests, self.run.numa_policy), False
+        for size, masks in enumerate(widths, start=1):
+            decided, hopeful_masks = False, []
+            if masks.masks:  # none left past the widest unbarred mask: no more sums needed
+                sums = self._sums(masks, sums)
+                hopeful_masks = self._hopeful(sums, len(masks.masks))
             for mask, hopeful in zip(masks.masks, hopeful_masks, strict=True):
-                if not self.uniform:
-                    keys = frozenset().union(*(self.keys[p] for p in mask.positions))
-                    generator.names |= {n for n in requests if n in keys}
-                if hopeful and self._allocates(mask):
+                if not self.uniform and self._names_grow(generator, mask):
+                    barred = _barred(generator, self.numa_ids)
+                if hopeful and barred.isdisjoint(mask.numas) and self._allocates(mask):
                     decided = self._add(generator, mask) or decided
             if stop_early and size < width and self._stops(decided):
                 return generator.result(requests, self.run.numa_policy), True
         return generator.result(requests, self.run.numa_policy), False
 
+    def _names_grow(self, generator: HintsGenerator, mask: Mask) -> bool:
+        """Add the requested names the mask's NUMA nodes publish; True when that added any."""
+        keys = frozenset().union(*(self.keys[p] for p in mask.positions))
+        named = len(generator.names)
+        generator.names |= {n for n in self.opts.requests if n in keys}
+        return len(generator.names) != named
+
     def _stops(self, decided: bool) -> bool:
         return self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE or decided
 
-    def _nothing_allocates(self) -> bool:
-        """Even all NUMA nodes together are too small: every mask is hopeless (amounts
-        and free cpus are never negative, so no mask sums more than all of them)."""
-        return any(sum(row) < need for row, need in zip(self.rows, self.needs, strict=True))
+    def _nothing_allocates(self, barred: frozenset[int] = frozenset()) -> bool:
+        """Even all NUMA nodes together (all but the `barred` ones) are too small: every
+        mask (holding none of those) is hopeless (amounts and free cpus are never
+        negative, so no mask sums more than all of them)."""
+        kept = [p for p, numa in enumerate(self.numa_ids) if numa not in barred]
+        bounds = zip(self.rows, self.needs, strict=True)
+        return any(sum(row[p] for p in kept) < need for row, need in bounds)
 
     def _sums(self, masks: Width, previous: list[list[int]]) -> list[list[int]]:
         """Per bound, the sum over each mask of the width (from the previous width's)."""
@@ -329,6 +349,17 @@ class HintWalk:
         if not self.opts.request_cpu_bind:
             return True
         return cpu_reason(self.opts, self.books, placed, self.layout) is None
+
+
+def _barred(generator: HintsGenerator, numa_ids: tuple[int, ...]) -> frozenset[int]:
+    """The NUMA nodes whose masks `generator.add` turns down, whether they allocate or not:
+    those lacking a resource of `generator.names` (all of them while it has no names: it
+    then adds no hint). Trying such a mask changes nothing (`_allocates` and `_score`
+    only read), so it is not tried; on a node whose cpus sit in some NUMA nodes only,
+    the masks holding the others are most of them."""
+    if not generator.names:
+        return frozenset(numa_ids)
+    return frozenset().union(*(generator.lacking.get(name, ()) for name in generator.names))
 
 
 def _published_rows(view: NodeView, names: tuple[str, ...]) -> list[list[int]]:

@@ -44,18 +44,26 @@ class Width:
     lasts: tuple[int, ...]
 
 
-@lru_cache(maxsize=64)
-def masks_by_width(numa_ids: tuple[int, ...]) -> tuple[Width, ...]:
+@lru_cache(maxsize=256)
+def masks_by_width(
+    numa_ids: tuple[int, ...], barred: frozenset[int] = frozenset()
+) -> tuple[Width, ...]:
     """Every mask of `numa_ids` in GetTopologyHints' order: by width, then as
-    itertools.combinations lists them. O(2^N) masks, built once per NUMA id list."""
+    itertools.combinations lists them. O(2^N) masks, built once per NUMA id list.
+
+    With `barred`, only the masks holding none of those NUMA ids, in the same order (the
+    combinations of the other positions, which keep their lexicographic order); every
+    width is still listed, empty where none is left. A kept mask's parent is kept too.
+    """
     widths: list[Width] = []
     index_of: dict[tuple[int, ...], int] = {(): 0}
+    allowed = [p for p, numa in enumerate(numa_ids) if numa not in barred]
     for size in range(1, len(numa_ids) + 1):
         masks: list[Mask] = []
         parents: list[int] = []
         lasts: list[int] = []
         row_index: dict[tuple[int, ...], int] = {}
-        for combo in combinations(range(len(numa_ids)), size):
+        for combo in combinations(allowed, size):
             ids = tuple(numa_ids[p] for p in combo)
             row_index[combo] = len(masks)
             masks.append(Mask(frozenset(ids), tuple(sorted(ids)), combo))
