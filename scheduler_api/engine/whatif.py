@@ -15,10 +15,18 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from scheduler_api.engine.crane import crane_zones
+from scheduler_api.engine.koordinator_state import KoordConfig, kept_books
 from scheduler_api.engine.nrt_match import ScoringStrategy
-from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot, PodSpec
+from scheduler_api.engine.snapshot import (
+    ClusterSnapshot,
+    NodeSnapshot,
+    PodSpec,
+    ReservationSnapshot,
+)
 from scheduler_api.engine.whatif_judge import Judgement, NodeVerdict
 from scheduler_api.engine.whatif_systems import (
+    SYSTEM_OF_FLAVOUR,
     Scheduler,
     SystemConfigs,
     check_weights,
@@ -35,6 +43,7 @@ __all__ = [
     "WhatIfResult",
     "evaluate",
     "place",
+    "prepare",
 ]
 
 DEFAULT_DETAILED = 3
@@ -134,6 +143,29 @@ def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
         while len(_INDEXES) > INDEXES_KEPT:
             _INDEXES.popitem(last=False)
     return index
+
+
+def prepare(snapshot: ClusterSnapshot) -> None:
+    """Build now what every what-if on `snapshot` reads and no pod changes.
+
+    That is the columns of its nodes, each Koordinator node's books (view and
+    allocation), and each Crane node's claimed zones. Each is otherwise built by the
+    first question that needs it: about a second on 5,000 nodes, paid by whichever user
+    asks first, per process. A cache that keeps snapshots between what-ifs calls this
+    when it builds one. Nodes kept from an earlier snapshot are already prepared and
+    cost nothing.
+    """
+    _index_of(snapshot)
+    config = KoordConfig()  # what-ifs change scoring and weights, never the books' key
+    bound: dict[str, list[ReservationSnapshot]] = {}
+    for reservation in snapshot.reservations:
+        bound.setdefault(reservation.node_name, []).append(reservation)
+    for node in snapshot.nodes:
+        system = SYSTEM_OF_FLAVOUR[node.flavour]
+        if system is Scheduler.KOORDINATOR:
+            kept_books(node, config, bound.get(node.name, ()))
+        elif system is Scheduler.CRANE:
+            crane_zones(node)
 
 
 def _judge(

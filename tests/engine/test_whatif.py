@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from scheduler_api.engine import crane, koordinator_state
 from scheduler_api.engine.capacity import node_capacity
 from scheduler_api.engine.results import ReasonCheck
 from scheduler_api.engine.snapshot import (
@@ -17,7 +18,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     TopologyManagerPolicy,
 )
-from scheduler_api.engine.whatif import Scheduler, evaluate, place
+from scheduler_api.engine.whatif import Scheduler, evaluate, place, prepare
 from tests.engine.data_nrt_builders import guaranteed, nrt_node, nrt_zone, pod, requests_only
 from tests.engine.test_koordinator import koord_node, lsr_pod
 
@@ -77,6 +78,22 @@ def test_auto_judges_each_node_by_the_system_its_nrt_flavour_names() -> None:
     }
     forced = evaluate(snapshot, lsr_pod("4"), scheduler="koordinator")
     assert {v.system for v in forced.nodes} == {Scheduler.KOORDINATOR}
+
+
+def test_after_prepare_no_question_builds_books_or_zones(monkeypatch) -> None:
+    """What `prepare` builds is what the questions read: none of it is built again."""
+    koord = replace(koord_node(), name="koord")
+    crane_node = replace(two_zone_node("crane", "8", "8"), flavour=Flavour.CRANE)
+    snapshot = ClusterSnapshot((koord, crane_node, two_zone_node("upstream", "8", "8")))
+    prepare(snapshot)
+
+    def built_again(*args: object) -> None:
+        raise AssertionError("built by a question, not by prepare")
+
+    for module, name in ((koordinator_state, "node_view"), (crane, "_claimed_zones")):
+        monkeypatch.setattr(module, name, built_again)
+    for asked in (lsr_pod("4"), lsr_pod("1", qos="LS"), guaranteed({"cpu": "2"})):
+        assert place(snapshot, asked, 0).fit_count >= 1  # judged and counted, none bound
 
 
 def test_the_best_koordinator_node_gets_its_exact_cpuset_and_annotation() -> None:

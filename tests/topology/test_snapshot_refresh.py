@@ -229,3 +229,15 @@ def test_unchanged_reservations_are_not_read_again(cache_on, demo, monkeypatch) 
     reimport(demo)
     assert cached_cluster_snapshot(cluster()).reservations != first.reservations
     assert reads == [1]
+
+
+def test_each_snapshot_built_is_prepared_once(cache_on, demo, monkeypatch) -> None:
+    prepared: list[ClusterSnapshot] = []
+    real = snapshot_cache.prepare
+    monkeypatch.setattr(snapshot_cache, "prepare", lambda s: prepared.append(s) or real(s))
+    first = cached_cluster_snapshot(cluster())
+    assert cached_cluster_snapshot(cluster()) is first
+    _relabel_node(demo)
+    reimport(demo)
+    again = cached_cluster_snapshot(cluster())
+    assert len(prepared) == 2 and prepared[0] is first and prepared[1] is again

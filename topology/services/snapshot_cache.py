@@ -30,6 +30,7 @@ from typing import Any
 from django.conf import settings
 
 from scheduler_api.engine.snapshot import ClusterSnapshot, ReservationSnapshot
+from scheduler_api.engine.whatif import prepare
 from topology.adapters import cluster_snapshot
 from topology.adapters.fingerprints import (
     NodeFingerprints,
@@ -73,6 +74,7 @@ def cached_cluster_snapshot(cluster: Cluster) -> ClusterSnapshot:
     gc.unfreeze()  # what the last freeze kept from the collector may be garbage by now
     snapshot = _refreshed(cluster, previous, fingerprints, reservations)
     entry = _Entry(snapshot, fingerprints, reservations)
+    prepare(snapshot)  # before the freeze: what it builds lives as long as the snapshot
     with _lock:
         _forget_older_versions(key)
         _entries[key] = entry
