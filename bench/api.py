@@ -12,8 +12,9 @@ loopback and measures, authenticated with an API token of an `operator`:
   3. what-if POST on a warm server (every worker has answered what-ifs before), a small
      pod and a 16-CPU exclusive pod, replicas 1 and 10: target p99 <= 50 ms. Measured
      twice: a question asked before on the same mirror (answered from the answer
-     cache), and a new question every time (its memory request differs by a few
-     MiB, so the engine runs: the cost of a question nobody asked yet). Then the
+     cache, shared by the workers through Redis as in production: `--cache-url`), and a
+     new question every time (its memory request differs by a few MiB, so the engine
+     runs: the cost of a question nobody asked yet). Then the
      small pod again right after a pod changed (the mirror version moved: the
      worker refreshes its snapshot before it answers).
 Run: `python bench/api.py [--nodes 5000] [--rate 20] [--seconds 20] [--whatif-runs 3]
@@ -119,6 +120,33 @@ def operator_token() -> str:
 
 
 # --- gunicorn -------------------------------------------------------------------------------
+
+
+def server_environment(options: argparse.Namespace) -> dict[str, str]:
+    """The workers' settings: the shared cache, and throttles out of the way (this
+    measures latency; the bench sends more what-ifs a minute than a user may)."""
+    return {
+        **os.environ,
+        "CACHE_URL": shared_cache(options),
+        "API_THROTTLE_WHATIF": "100000/minute",
+        "API_THROTTLE_EXPORT": "100000/hour",
+    }
+
+
+def shared_cache(options: argparse.Namespace) -> str:
+    """The workers' cache, as in production (Redis: answers and throttles shared), emptied
+    first so that no answer from an earlier run is served; locmem:// if Redis is down."""
+    url = str(options.cache_url)
+    if not url.startswith("redis"):
+        return url
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).flushdb()
+    except redis.RedisError as error:
+        print(f"no Redis at {url} ({error}): each worker keeps its own answers")
+        return "locmem://"
+    return url
 
 
 def free_port() -> int:
@@ -391,8 +419,9 @@ def change_one_pod(step: int) -> None:
     cluster = Cluster.objects.get(name=CLUSTER)
     pod = Pod.objects.filter(cluster=cluster).exclude(node_name="").order_by("id")[step % 50]
     obj = pod_object(pod)
-    obj["metadata"].setdefault("labels", {})["bench-step"] = str(step)
-    obj["metadata"]["resourceVersion"] = f"bench-{step}"
+    change = f"{step}-{time.time_ns()}"  # new on every run, also on a reused database
+    obj["metadata"].setdefault("labels", {})["bench-step"] = change
+    obj["metadata"]["resourceVersion"] = f"bench-{change}"
     write_records(cluster, MirroredKind.POD, [parse_pod(obj)], timezone.now())
 
 
@@ -450,7 +479,7 @@ def main() -> None:
         seconds = seed(options.nodes) if fresh else 0.0
         token = operator_token()
         port = free_port()
-        server = start_gunicorn(port, dict(os.environ))
+        server = start_gunicorn(port, server_environment(options))
         wait_until_up(port, token)
         report(options, port, token, seconds)
     finally:
@@ -520,6 +549,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--whatif-runs", type=int, default=3, help="timed what-ifs per case")
     parser.add_argument("--keep-db", action="store_true", help=f"keep the {SCRATCH_DB} database")
     parser.add_argument("--reuse-db", action="store_true", help="reuse a kept database as is")
+    parser.add_argument(
+        "--cache-url",
+        default="redis://127.0.0.1:6379/9",
+        help="the workers' CACHE_URL (its Redis database is emptied first); locmem:// for none",
+    )
     return parser.parse_args()
 
 

@@ -76,6 +76,24 @@ def env_broker_url(name: str, default: str) -> str:
     return raw
 
 
+def env_cache(name: str) -> dict[str, object]:
+    """Django's default cache: `locmem://` (one per process, the default) or a Redis URL.
+
+    Several processes (gunicorn workers, Celery) share a Redis cache: API throttles then
+    count per user across all of them, and a what-if answer is shared too."""
+    raw = os.environ.get(name, "locmem://").strip()
+    if raw == "locmem://":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if raw.startswith(("redis://", "rediss://")):
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": raw,
+            # a cache that does not answer must not hold a request for long
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    raise ImproperlyConfigured(f"{name}={raw!r}: use locmem:// or a redis:// URL.")
+
+
 def secret_key(name: str, key_file: Path) -> str:
     """The SECRET_KEY from the environment, else one generated once into key_file."""
     raw = os.environ.get(name)

@@ -11,6 +11,7 @@ from kombu import Exchange, Queue
 from webapp.env import (
     env_bool,
     env_broker_url,
+    env_cache,
     env_database,
     env_int,
     env_list,
@@ -113,6 +114,10 @@ STATICFILES_FINDERS = [
     "topology.staticfinders.PlotlyFinder",
 ]
 # --- end of dashboard block --------------------------------------------------------
+
+# Django's cache: per process by default; in production Redis (CACHE_URL), shared by
+# every process, for the API's per-user throttles and the what-if answers.
+CACHES = {"default": env_cache("CACHE_URL")}
 
 # API: per-user throttle rates ("<count>/<second|minute|hour|day>") for the expensive
 # endpoints, the largest what-if (replicas) answered within the request, and page sizes.

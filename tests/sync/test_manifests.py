@@ -40,7 +40,9 @@ def test_no_secret_value_is_committed_and_every_pod_reads_the_secret_by_referenc
             assert "topolens-secrets" in refs, (name, container["name"])
             assert not container.get("env"), "settings come from the ConfigMap and the Secret"
     for config in kinds()["ConfigMap"]:
-        secret_keys = {"DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY"} & set(config["data"])
+        secret_keys = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "SECRET_KEY"} & set(
+            config["data"]
+        )
         assert not secret_keys, f"{secret_keys} belong in the Secret"
         assert not any(re.search(r"://[^/\s]*:[^@/\s]+@", v) for v in config["data"].values())
 

@@ -58,6 +58,18 @@ def test_broker_url_with_an_unknown_scheme_is_refused(monkeypatch):
         env.env_broker_url("X_BROKER", "filesystem://")
 
 
+def test_the_cache_is_per_process_unless_a_redis_url_is_given(monkeypatch):
+    monkeypatch.delenv("X_CACHE", raising=False)
+    assert env.env_cache("X_CACHE")["BACKEND"].endswith("LocMemCache")
+    monkeypatch.setenv("X_CACHE", "redis://redis:6379/2")
+    shared = env.env_cache("X_CACHE")
+    assert shared["BACKEND"].endswith("RedisCache") and shared["LOCATION"] == "redis://redis:6379/2"
+    assert shared["OPTIONS"] == {"socket_connect_timeout": 2, "socket_timeout": 2}
+    monkeypatch.setenv("X_CACHE", "memcached://mc:11211")
+    with pytest.raises(ImproperlyConfigured, match="X_CACHE='memcached://mc:11211'"):
+        env.env_cache("X_CACHE")
+
+
 def test_secret_key_is_generated_once_and_kept(monkeypatch, tmp_path):
     monkeypatch.delenv("X_SECRET", raising=False)
     first = env.secret_key("X_SECRET", tmp_path / "key")

@@ -14,19 +14,30 @@ orjson takes the encoded parts as they are (no decoding, no million objects for 
 garbage collector to walk). `data_age_seconds` is the
 caller's own snapshot's: data grows older while an answer is kept.
 `WHATIF_ANSWER_CACHE_SIZE` answers per cached snapshot; 0 turns this off.
+
+Each process keeps its own snapshot and answers. When Django's cache is shared (Redis:
+`CACHE_URL`), an answer worked out by one process is also put there, under its mirror
+version, so the other gunicorn workers and Celery answer the same question from it
+instead of running the engine again. A cache that cannot be reached only costs that.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.cache import BaseCache, caches
 
 from scheduler_api.engine.snapshot import ClusterSnapshot
+from topology.services.mirror_version import MirrorKey
 from topology.services.snapshot_cache import answer_book, answer_lock
+
+logger = logging.getLogger(__name__)
 
 Answer = dict[str, Any]
 HEAVY = ("nodes", "placements", "capacity")  # kept encoded; the rest is a few scalars
@@ -65,25 +76,69 @@ def remembered_answer(
     """
     size: int = settings.WHATIF_ANSWER_CACHE_SIZE
     asked = question_key(question) if size > 0 else None
-    book = answer_book(snapshot) if asked is not None else None
-    if asked is None or book is None:
+    found = answer_book(snapshot) if asked is not None else None
+    if asked is None or found is None:
         return _decoded(compute(), fragments)
+    version, book = found
     with answer_lock:
         kept = book.get(asked)
         if kept is not None:
             book.move_to_end(asked)
-    if kept is not None:
-        return _served(kept, snapshot, fragments)
-    answer = compute()
-    try:
-        kept = _kept(answer)
-    except TypeError:
-        return _decoded(answer, fragments)  # not plain JSON: not kept
-    with answer_lock:
-        book[asked] = kept
-        while len(book) > size:
-            book.popitem(last=False)
+    if kept is None:
+        kept = shared_answer(version, asked)
+        if kept is None:
+            answer = compute()
+            try:
+                kept = _kept(answer)
+            except TypeError:
+                return _decoded(answer, fragments)  # not plain JSON: not kept
+            share_answer(version, asked, kept)
+        with answer_lock:
+            book[asked] = kept
+            while len(book) > size:
+                book.popitem(last=False)
     return _served(kept, snapshot, fragments)
+
+
+# --- shared between processes ------------------------------------------------------------
+
+SHARED_SECONDS = 600  # an answer outlives its mirror version by little: versions move
+_LOCAL_CACHES = ("LocMemCache", "DummyCache")
+
+
+def _shared_cache() -> BaseCache | None:
+    """Django's cache when other processes see it too (not the per-process default)."""
+    backend = str(settings.CACHES.get("default", {}).get("BACKEND", ""))
+    return None if backend.endswith(_LOCAL_CACHES) else caches["default"]
+
+
+def _shared_key(version: MirrorKey, asked: bytes) -> str:
+    cluster, created, number = version
+    question = hashlib.sha256(asked).hexdigest()
+    return f"topolens:whatif:{cluster}:{created.timestamp():.6f}:{number}:{question}"
+
+
+def shared_answer(version: MirrorKey, asked: bytes) -> _Kept | None:
+    """The answer another process kept for this question on this mirror version."""
+    cache = _shared_cache()
+    if cache is None:
+        return None
+    try:
+        kept = cache.get(_shared_key(version, asked))
+    except Exception as error:  # noqa: BLE001 - the cache is an optimisation only
+        logger.warning("what-if answers: shared cache not read (%s)", error)
+        return None
+    return kept if isinstance(kept, _Kept) else None
+
+
+def share_answer(version: MirrorKey, asked: bytes, kept: _Kept) -> None:
+    cache = _shared_cache()
+    if cache is None:
+        return
+    try:
+        cache.set(_shared_key(version, asked), kept, SHARED_SECONDS)
+    except Exception as error:  # noqa: BLE001 - the cache is an optimisation only
+        logger.warning("what-if answers: shared cache not written (%s)", error)
 
 
 def _decoded(answer: Answer, fragments: bool) -> Answer:

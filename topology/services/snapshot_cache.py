@@ -133,15 +133,16 @@ def _same_objects_if_equal(
     return tuple(kept[r.name] if r.name in kept and kept[r.name] == r else r for r in read)
 
 
-def answer_book(snapshot: ClusterSnapshot) -> OrderedDict[bytes, Any] | None:
-    """The answers kept with `snapshot` (or a re-dated copy of it: same nodes), if cached.
+def answer_book(snapshot: ClusterSnapshot) -> tuple[MirrorKey, OrderedDict[bytes, Any]] | None:
+    """The mirror version `snapshot` (or a re-dated copy of it: same nodes) was cached
+    under, and the answers kept with it; None if it is not the cached one.
 
     Callers hold `answer_lock` while they read or change the book.
     """
     with _lock:
-        for entry in _entries.values():
+        for key, entry in _entries.items():
             if entry.snapshot.nodes is snapshot.nodes:
-                return entry.answers
+                return key, entry.answers
     return None
 
 

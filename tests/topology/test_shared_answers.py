@@ -1,0 +1,139 @@
+"""A what-if answer worked out by one process serves the others through Redis.
+
+Each gunicorn worker (and Celery) keeps its own snapshot and answers; with a shared
+cache (CACHE_URL=redis://…) a question asked of one worker is not worked out again by
+the next. Here "another process" is this one with its snapshot cache emptied. These
+tests talk to the real Redis server (CI provides one on 127.0.0.1:6379).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import redis
+from django.core.cache import caches
+
+from tests.topology.helpers import sample_items
+from topology.models import Cluster
+from topology.services import whatif
+from topology.services.importer import import_objects
+from topology.services.snapshot_cache import clear_snapshot_cache
+from topology.services.whatif import run_whatif
+
+pytestmark = pytest.mark.django_db
+
+TEST_DB = 14  # a Redis database of its own: the tests empty it
+POD = {
+    "metadata": {"name": "web"},
+    "spec": {
+        "containers": [
+            {
+                "name": "app",
+                "resources": {
+                    "requests": {"cpu": "2", "memory": "1Gi"},
+                    "limits": {"cpu": "2", "memory": "1Gi"},
+                },
+            }
+        ]
+    },
+}
+
+
+def redis_url() -> str:
+    """The broker's Redis server when it is Redis (CI), else the local default one."""
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    base = broker if broker.startswith("redis://") else "redis://127.0.0.1:6379/0"
+    return urlunsplit(urlsplit(base)._replace(path=f"/{TEST_DB}"))
+
+
+@pytest.fixture
+def shared(settings) -> str:
+    url = redis_url()
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no Redis at {url}")
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    }
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+    settings.WHATIF_ANSWER_CACHE_SIZE = 4
+    caches["default"].clear()
+    clear_snapshot_cache()
+    yield url
+    caches["default"].clear()
+    clear_snapshot_cache()
+
+
+@pytest.fixture
+def small() -> Cluster:
+    summary = import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
+    assert summary.ok, summary.errors
+    return Cluster.objects.get(name="small")
+
+
+@pytest.fixture
+def engine_runs(monkeypatch) -> list[int]:
+    runs: list[int] = []
+    real = whatif.run_on_snapshot
+
+    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(whatif, "run_on_snapshot", counted)
+    return runs
+
+
+def without_age(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k != "data_age_seconds"}
+
+
+def test_another_process_answers_from_the_shared_cache(shared, small, engine_runs):
+    first = run_whatif(cluster=small, pod=POD, replicas=2)
+    clear_snapshot_cache()  # another process: its own snapshot, no answers of its own
+    again = run_whatif(cluster=small, pod=copy.deepcopy(POD), replicas=2)
+    assert len(engine_runs) == 1
+    assert without_age(again) == without_age(first)
+    clear_snapshot_cache()
+    served = run_whatif(cluster=small, pod=POD, replicas=2, fragments=True)
+    assert len(engine_runs) == 1
+    assert not isinstance(served["nodes"], list)  # encoded, for the API's orjson renderer
+
+
+def test_a_changed_mirror_takes_no_shared_answer(shared, small, engine_runs):
+    run_whatif(cluster=small, pod=POD)
+    items = sample_items("cluster-small.json")
+    node = copy.deepcopy(next(i for i in items if i["kind"] == "Node"))
+    node["spec"] = {**node.get("spec", {}), "unschedulable": True}
+    import_objects(cluster_name="small", objects=[node])
+    clear_snapshot_cache()
+    after = run_whatif(cluster=small, pod=POD)
+    assert len(engine_runs) == 2
+    verdict = {v["node"]: v for v in after["nodes"]}[node["metadata"]["name"]]
+    assert not verdict["fits"]
+
+
+def test_an_unreachable_cache_only_costs_the_engine_run(settings, small, engine_runs, caplog):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+        }
+    }
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+    settings.WHATIF_ANSWER_CACHE_SIZE = 4
+    clear_snapshot_cache()
+    first = run_whatif(cluster=small, pod=POD)
+    clear_snapshot_cache()
+    again = run_whatif(cluster=small, pod=POD)
+    clear_snapshot_cache()
+    assert len(engine_runs) == 2
+    assert without_age(again) == without_age(first)
+    assert "shared cache not read" in caplog.text and "shared cache not written" in caplog.text
