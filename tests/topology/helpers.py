@@ -22,3 +22,20 @@ def find(items: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
 
 def first(items: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return copy.deepcopy(next(i for i in items if i["kind"] == kind))
+
+
+# A Guaranteed pod of 2 CPUs and 1 GiB, as a what-if manifest.
+WEB_POD: dict[str, Any] = {
+    "metadata": {"name": "web"},
+    "spec": {
+        "containers": [
+            {
+                "name": "app",
+                "resources": {
+                    "requests": {"cpu": "2", "memory": "1Gi"},
+                    "limits": {"cpu": "2", "memory": "1Gi"},
+                },
+            }
+        ]
+    },
+}

@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import orjson
 import pytest
 
-from tests.topology.helpers import sample_items
-from topology.models import Cluster
-from topology.services import answer_cache, whatif
+from tests.topology.helpers import WEB_POD, sample_items
+from topology.services import answer_cache
 from topology.services.importer import import_objects
 from topology.services.whatif import compare_schedulers, run_whatif
 
 pytestmark = pytest.mark.django_db
-
-POD = {
-    "metadata": {"name": "web"},
-    "spec": {
-        "containers": [
-            {
-                "name": "app",
-                "resources": {
-                    "requests": {"cpu": "2", "memory": "1Gi"},
-                    "limits": {"cpu": "2", "memory": "1Gi"},
-                },
-            }
-        ]
-    },
-}
 
 
 @pytest.fixture
@@ -38,30 +21,9 @@ def cache_on(settings) -> None:
     settings.WHATIF_ANSWER_CACHE_SIZE = 4
 
 
-@pytest.fixture
-def small() -> Cluster:
-    summary = import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
-    assert summary.ok, summary.errors
-    return Cluster.objects.get(name="small")
-
-
-@pytest.fixture
-def engine_runs(monkeypatch) -> list[int]:
-    """Counts the engine runs behind the answers (the real engine still answers)."""
-    runs: list[int] = []
-    real = whatif.run_on_snapshot
-
-    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        runs.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(whatif, "run_on_snapshot", counted)
-    return runs
-
-
 def test_the_same_question_is_answered_once(cache_on, small, engine_runs):
-    first = run_whatif(cluster=small, pod=POD, replicas=2)
-    again = run_whatif(cluster=small, pod=copy.deepcopy(POD), replicas=2)
+    first = run_whatif(cluster=small, pod=WEB_POD, replicas=2)
+    again = run_whatif(cluster=small, pod=copy.deepcopy(WEB_POD), replicas=2)
     assert len(engine_runs) == 1
     assert {k: v for k, v in again.items() if k != "data_age_seconds"} == {
         k: v for k, v in first.items() if k != "data_age_seconds"
@@ -70,19 +32,19 @@ def test_the_same_question_is_answered_once(cache_on, small, engine_runs):
 
 
 def test_a_different_question_runs_the_engine(cache_on, small, engine_runs):
-    run_whatif(cluster=small, pod=POD, replicas=2)
-    run_whatif(cluster=small, pod=POD, replicas=3)
-    run_whatif(cluster=small, pod=POD, replicas=2, scheduler="crane")
+    run_whatif(cluster=small, pod=WEB_POD, replicas=2)
+    run_whatif(cluster=small, pod=WEB_POD, replicas=3)
+    run_whatif(cluster=small, pod=WEB_POD, replicas=2, scheduler="crane")
     assert len(engine_runs) == 3
 
 
 def test_a_changed_mirror_is_never_answered_from_memory(cache_on, small, engine_runs):
-    before = run_whatif(cluster=small, pod=POD)
+    before = run_whatif(cluster=small, pod=WEB_POD)
     items = sample_items("cluster-small.json")
     node = copy.deepcopy(next(i for i in items if i["kind"] == "Node"))
     node["spec"] = {**node.get("spec", {}), "unschedulable": True}
     import_objects(cluster_name="small", objects=[node])
-    after = run_whatif(cluster=small, pod=POD)
+    after = run_whatif(cluster=small, pod=WEB_POD)
     assert len(engine_runs) == 2
     name = node["metadata"]["name"]
     verdict = {v["node"]: v for v in after["nodes"]}[name]
@@ -91,29 +53,29 @@ def test_a_changed_mirror_is_never_answered_from_memory(cache_on, small, engine_
 
 
 def test_a_caller_cannot_change_what_is_kept(cache_on, small, engine_runs):
-    first = run_whatif(cluster=small, pod=POD)
+    first = run_whatif(cluster=small, pod=WEB_POD)
     first["nodes"].clear()
-    assert run_whatif(cluster=small, pod=POD)["nodes"]
+    assert run_whatif(cluster=small, pod=WEB_POD)["nodes"]
 
 
 def test_draft_policies_are_never_kept(cache_on, small, engine_runs):
-    run_whatif(cluster=small, pod=POD, use_draft_policies=True)
-    run_whatif(cluster=small, pod=POD, use_draft_policies=True)
+    run_whatif(cluster=small, pod=WEB_POD, use_draft_policies=True)
+    run_whatif(cluster=small, pod=WEB_POD, use_draft_policies=True)
     assert len(engine_runs) == 2
 
 
 def test_a_scheduler_comparison_shares_the_answers(cache_on, small, engine_runs):
-    compared = compare_schedulers(cluster=small, pod=POD, replicas=1)
-    alone = run_whatif(cluster=small, pod=POD, replicas=1, scheduler="crane")
+    compared = compare_schedulers(cluster=small, pod=WEB_POD, replicas=1)
+    alone = run_whatif(cluster=small, pod=WEB_POD, replicas=1, scheduler="crane")
     assert len(engine_runs) == 3
     assert alone["nodes"] == compared["crane"]["nodes"]
 
 
 def test_only_so_many_answers_are_kept(cache_on, small, engine_runs):
     for replicas in range(6):
-        run_whatif(cluster=small, pod=POD, replicas=replicas)
-    run_whatif(cluster=small, pod=POD, replicas=5)  # kept
-    run_whatif(cluster=small, pod=POD, replicas=0)  # pushed out by the four after it
+        run_whatif(cluster=small, pod=WEB_POD, replicas=replicas)
+    run_whatif(cluster=small, pod=WEB_POD, replicas=5)  # kept
+    run_whatif(cluster=small, pod=WEB_POD, replicas=0)  # pushed out by the four after it
     assert len(engine_runs) == 7
 
 
@@ -124,14 +86,14 @@ def test_a_question_that_is_not_json_is_answered_but_not_kept(cache_on, small):
 def test_turned_off(settings, small, engine_runs):
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
     settings.WHATIF_ANSWER_CACHE_SIZE = 0
-    run_whatif(cluster=small, pod=POD)
-    run_whatif(cluster=small, pod=POD)
+    run_whatif(cluster=small, pod=WEB_POD)
+    run_whatif(cluster=small, pod=WEB_POD)
     assert len(engine_runs) == 2
 
 
 def test_fragments_render_as_the_answer(cache_on, small, engine_runs):
-    plain = run_whatif(cluster=small, pod=POD, replicas=2)
-    served = run_whatif(cluster=small, pod=POD, replicas=2, fragments=True)
+    plain = run_whatif(cluster=small, pod=WEB_POD, replicas=2)
+    served = run_whatif(cluster=small, pod=WEB_POD, replicas=2, fragments=True)
     assert len(engine_runs) == 1
     assert isinstance(served["nodes"], orjson.Fragment)
     rendered = orjson.loads(orjson.dumps(served))

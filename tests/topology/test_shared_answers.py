@@ -17,9 +17,7 @@ import pytest
 import redis
 from django.core.cache import caches
 
-from tests.topology.helpers import sample_items
-from topology.models import Cluster
-from topology.services import whatif
+from tests.topology.helpers import WEB_POD, sample_items
 from topology.services.importer import import_objects
 from topology.services.snapshot_cache import clear_snapshot_cache
 from topology.services.whatif import run_whatif
@@ -27,20 +25,6 @@ from topology.services.whatif import run_whatif
 pytestmark = pytest.mark.django_db
 
 TEST_DB = 14  # a Redis database of its own: the tests empty it
-POD = {
-    "metadata": {"name": "web"},
-    "spec": {
-        "containers": [
-            {
-                "name": "app",
-                "resources": {
-                    "requests": {"cpu": "2", "memory": "1Gi"},
-                    "limits": {"cpu": "2", "memory": "1Gi"},
-                },
-            }
-        ]
-    },
-}
 
 
 def redis_url() -> str:
@@ -71,50 +55,30 @@ def shared(settings) -> str:
     clear_snapshot_cache()
 
 
-@pytest.fixture
-def small() -> Cluster:
-    summary = import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
-    assert summary.ok, summary.errors
-    return Cluster.objects.get(name="small")
-
-
-@pytest.fixture
-def engine_runs(monkeypatch) -> list[int]:
-    runs: list[int] = []
-    real = whatif.run_on_snapshot
-
-    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        runs.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(whatif, "run_on_snapshot", counted)
-    return runs
-
-
 def without_age(answer: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in answer.items() if k != "data_age_seconds"}
 
 
 def test_another_process_answers_from_the_shared_cache(shared, small, engine_runs):
-    first = run_whatif(cluster=small, pod=POD, replicas=2)
+    first = run_whatif(cluster=small, pod=WEB_POD, replicas=2)
     clear_snapshot_cache()  # another process: its own snapshot, no answers of its own
-    again = run_whatif(cluster=small, pod=copy.deepcopy(POD), replicas=2)
+    again = run_whatif(cluster=small, pod=copy.deepcopy(WEB_POD), replicas=2)
     assert len(engine_runs) == 1
     assert without_age(again) == without_age(first)
     clear_snapshot_cache()
-    served = run_whatif(cluster=small, pod=POD, replicas=2, fragments=True)
+    served = run_whatif(cluster=small, pod=WEB_POD, replicas=2, fragments=True)
     assert len(engine_runs) == 1
     assert not isinstance(served["nodes"], list)  # encoded, for the API's orjson renderer
 
 
 def test_a_changed_mirror_takes_no_shared_answer(shared, small, engine_runs):
-    run_whatif(cluster=small, pod=POD)
+    run_whatif(cluster=small, pod=WEB_POD)
     items = sample_items("cluster-small.json")
     node = copy.deepcopy(next(i for i in items if i["kind"] == "Node"))
     node["spec"] = {**node.get("spec", {}), "unschedulable": True}
     import_objects(cluster_name="small", objects=[node])
     clear_snapshot_cache()
-    after = run_whatif(cluster=small, pod=POD)
+    after = run_whatif(cluster=small, pod=WEB_POD)
     assert len(engine_runs) == 2
     verdict = {v["node"]: v for v in after["nodes"]}[node["metadata"]["name"]]
     assert not verdict["fits"]
@@ -130,9 +94,9 @@ def test_an_unreachable_cache_only_costs_the_engine_run(settings, small, engine_
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
     settings.WHATIF_ANSWER_CACHE_SIZE = 4
     clear_snapshot_cache()
-    first = run_whatif(cluster=small, pod=POD)
+    first = run_whatif(cluster=small, pod=WEB_POD)
     clear_snapshot_cache()
-    again = run_whatif(cluster=small, pod=POD)
+    again = run_whatif(cluster=small, pod=WEB_POD)
     clear_snapshot_cache()
     assert len(engine_runs) == 2
     assert without_age(again) == without_age(first)

@@ -22,13 +22,6 @@ def cache_on(settings) -> None:
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
 
 
-@pytest.fixture
-def small() -> Cluster:
-    summary = import_objects(cluster_name="small", objects=sample_items("cluster-small.json"))
-    assert summary.ok, summary.errors
-    return Cluster.objects.get(name="small")
-
-
 def version_of(cluster: Cluster) -> int:
     return Cluster.objects.get(pk=cluster.pk).mirror_version
 
