@@ -18,6 +18,7 @@ import redis
 from django.core.cache import caches
 
 from tests.topology.helpers import WEB_POD, sample_items
+from topology.services import answer_cache
 from topology.services.importer import import_objects
 from topology.services.snapshot_cache import clear_snapshot_cache
 from topology.services.whatif import run_whatif
@@ -69,6 +70,16 @@ def test_another_process_answers_from_the_shared_cache(shared, small, engine_run
     served = run_whatif(cluster=small, pod=WEB_POD, replicas=2, fragments=True)
     assert len(engine_runs) == 1
     assert not isinstance(served["nodes"], list)  # encoded, for the API's orjson renderer
+
+
+def test_a_process_of_another_answer_format_takes_no_shared_answer(
+    shared, small, engine_runs, monkeypatch
+):
+    run_whatif(cluster=small, pod=WEB_POD)
+    monkeypatch.setattr(answer_cache, "ANSWER_FORMAT", answer_cache.ANSWER_FORMAT + 1)
+    clear_snapshot_cache()
+    run_whatif(cluster=small, pod=WEB_POD)
+    assert len(engine_runs) == 2
 
 
 def test_a_changed_mirror_takes_no_shared_answer(shared, small, engine_runs):

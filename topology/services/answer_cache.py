@@ -27,6 +27,8 @@ import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
 from typing import Any
 
 import orjson
@@ -103,6 +105,10 @@ def remembered_answer(
 # --- shared between processes ------------------------------------------------------------
 
 SHARED_SECONDS = 600  # an answer outlives its mirror version by little: versions move
+# Part of every shared key, with the package's version: processes of another release (a
+# rolling deploy shares Redis) never serve each other answers. Bump it with any change
+# to what an answer holds, between releases too.
+ANSWER_FORMAT = 1
 _LOCAL_CACHES = ("LocMemCache", "DummyCache")
 
 
@@ -115,7 +121,16 @@ def _shared_cache() -> BaseCache | None:
 def _shared_key(version: MirrorKey, asked: bytes) -> str:
     cluster, created, number = version
     question = hashlib.sha256(asked).hexdigest()
-    return f"topolens:whatif:{cluster}:{created.timestamp():.6f}:{number}:{question}"
+    release = f"{_release()}.{ANSWER_FORMAT}"
+    return f"topolens:whatif:{release}:{cluster}:{created.timestamp():.6f}:{number}:{question}"
+
+
+@cache
+def _release() -> str:
+    try:
+        return metadata.version("topolens")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
 
 
 def shared_answer(version: MirrorKey, asked: bytes) -> _Kept | None:
