@@ -18,6 +18,7 @@ from django.urls import reverse
 from scheduler_api.engine.whatif import evaluate
 from tests.topology.helpers import sample_items
 from topology.models import Cluster, Node, NodePolicy
+from topology.services import whatif as whatif_service
 from topology.services import whatif_page as page_service
 from topology.services.importer import import_objects
 from topology.services.whatif import (
@@ -255,6 +256,22 @@ def test_long_rankings_are_paged_with_fitting_nodes_first(staff_client, small, m
     assert [row.rank for row in second.context["result"].page.object_list] == [7, 8]
     assert all(row.fits for row in first.context["result"].page.object_list)
     assert "1–3 of 8" in first.content.decode() and "page=2" in first.content.decode()
+
+
+def test_paging_through_the_ranking_runs_the_engine_once(
+    staff_client, small, monkeypatch, settings
+):
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+    settings.WHATIF_ANSWER_CACHE_SIZE = 4
+    monkeypatch.setattr(page_service, "PAGE_SIZE", 3)
+    runs: list[int] = []
+    real = whatif_service.run_on_snapshot
+    monkeypatch.setattr(
+        whatif_service, "run_on_snapshot", lambda *a, **k: runs.append(1) or real(*a, **k)
+    )
+    pages = [staff_client.get(url(page=str(n), **GUARANTEED_16)) for n in (1, 2, 3)]
+    assert [p.context["result"].page.number for p in pages] == [1, 2, 3]
+    assert len(runs) == 1
 
 
 def test_a_pasted_manifest_answers_like_the_rows(staff_client, small):

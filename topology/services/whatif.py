@@ -202,7 +202,7 @@ def run_whatif(
     `fragments` its large parts may come encoded (`answer_cache`), for orjson to render.
     """
     snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
-    return _answer(
+    return answer_on_snapshot(
         snapshot,
         pod,
         replicas=replicas,
@@ -213,7 +213,7 @@ def run_whatif(
     )
 
 
-def _answer(
+def answer_on_snapshot(
     snapshot: ClusterSnapshot,
     pod: Any,
     *,
@@ -223,7 +223,8 @@ def _answer(
     weights: Any = None,
     fragments: bool = False,
 ) -> dict[str, Any]:
-    """`run_on_snapshot`, remembered per mirror version (`answer_cache`)."""
+    """`run_on_snapshot`, remembered per mirror version (`answer_cache`): the same
+    question on the same mirror is worked out once (per cluster, with a shared cache)."""
     options = {"replicas": replicas, "scheduler": scheduler, "scoring": scoring, "weights": weights}
     return remembered_answer(
         snapshot,
@@ -239,7 +240,7 @@ def compare_schedulers(
     """The same pod under each scheduler, side by side, on one snapshot."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
     return {
-        system: _answer(snapshot, pod, scheduler=system, **options)
+        system: answer_on_snapshot(snapshot, pod, scheduler=system, **options)
         for system in SCHEDULERS
         if system != Scheduler.AUTO
     }
@@ -264,6 +265,7 @@ __all__ = [
     "SCHEDULERS",
     "SCORING_STRATEGIES",
     "WhatIfInputError",
+    "answer_on_snapshot",
     "check_options",
     "mirror_snapshot",
     "compare_schedulers",

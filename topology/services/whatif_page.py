@@ -1,7 +1,8 @@
 """The dashboard's what-if: run a question against the mirror and shape the answer.
 
-The engine work is `topology.services.whatif` (`run_on_snapshot`, the function
-behind `run_whatif`); this module keeps the snapshot it read, so that the page can
+The engine work is `topology.services.whatif` (`answer_on_snapshot`, the function
+behind `run_whatif`: an answer is remembered per mirror version, so the ranking's other
+pages cost no engine run); this module keeps the snapshot it read, so that the page can
 also show which cores the engine would pick on a node outside the few it details
 by default, and turns the answer's JSON into rows, a best node and a core-map
 target for the template. It reads only, and never writes.
@@ -26,7 +27,7 @@ from scheduler_api.engine.whatif import evaluate
 from topology.models import Cluster, Node
 from topology.parsers.cpulist import format_cpulist
 from topology.services.cpu_state import NodeCPUState, node_cpu_state
-from topology.services.whatif import mirror_snapshot, pod_from_manifest, run_on_snapshot
+from topology.services.whatif import answer_on_snapshot, mirror_snapshot, pod_from_manifest
 
 PAGE_SIZE = 100
 TOP_REASONS = 5
@@ -45,7 +46,7 @@ class PageQuestion:
     use_draft_policies: bool = False
 
     def options(self) -> dict[str, Any]:
-        """Keyword arguments of run_on_snapshot / compare_schedulers, scheduler aside."""
+        """Keyword arguments of answer_on_snapshot / compare_schedulers, scheduler aside."""
         return {"replicas": self.replicas, "scoring": self.scoring, "weights": self.weights}
 
 
@@ -168,7 +169,8 @@ def whatif_page(
 ) -> WhatIfPage:
     """Run `question` on the cluster's mirror; WhatIfInputError when it cannot run."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=question.use_draft_policies)
-    answer = run_on_snapshot(
+    # remembered: paging through the ranking asks the same question again
+    answer = answer_on_snapshot(
         snapshot, question.pod, scheduler=question.scheduler, **question.options()
     )
     spec = pod_from_manifest(question.pod)
