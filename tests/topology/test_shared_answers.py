@@ -13,6 +13,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import orjson
 import pytest
 import redis
 from django.core.cache import caches
@@ -62,6 +63,9 @@ def without_age(answer: dict[str, Any]) -> dict[str, Any]:
 
 def test_another_process_answers_from_the_shared_cache(shared, small, engine_runs):
     first = run_whatif(cluster=small, pod=WEB_POD, replicas=2)
+    stored = redis.Redis.from_url(shared)
+    (key,) = stored.keys("*topolens:whatif:*")
+    assert len(stored.get(key) or b"") < len(orjson.dumps(first)) / 2  # kept compressed
     clear_snapshot_cache()  # another process: its own snapshot, no answers of its own
     again = run_whatif(cluster=small, pod=copy.deepcopy(WEB_POD), replicas=2)
     assert len(engine_runs) == 1
