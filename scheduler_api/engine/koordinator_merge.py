@@ -171,11 +171,7 @@ def fold_diagonal(
         merged = Hint(mask, hint.preferred, hint.score * width if whole else 0, unsatisfied)
         if merged.preferred and not exclusive_ok(merged, exclusive, statuses):
             merged = Hint(mask, False, merged.score, unsatisfied)
-        if merged.preferred != best.preferred:
-            best = merged if merged.preferred else best
-            continue
-        if _better(merged, best):
-            best = merged
+        best = _chosen(best, merged)
     return best
 
 
@@ -194,12 +190,15 @@ def fold_permutations(
         preferred = merged.preferred and exclusive_ok(merged, exclusive, statuses)
         score = sum(h.score for h in permutation if h.mask is not None and h.mask == merged.mask)
         merged = Hint(merged.mask, preferred, score, merged.unsatisfied)
-        if merged.preferred != best.preferred:
-            best = merged if merged.preferred else best
-            continue
-        if _better(merged, best):
-            best = merged
+        best = _chosen(best, merged)
     return best
+
+
+def _chosen(best: Hint, candidate: Hint) -> Hint:
+    """mergeFilteredHints' pick: a preferred hint beats a non-preferred one, then `_better`."""
+    if candidate.preferred != best.preferred:
+        return candidate if candidate.preferred else best
+    return candidate if _better(candidate, best) else best
 
 
 def _better(candidate: Hint, best: Hint) -> bool:

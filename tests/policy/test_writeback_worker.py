@@ -4,7 +4,10 @@ the fake API server, and its audit row finished in the shared database."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from tests.celery_worker import celery_worker
 from tests.policy.writeback_support import KOORD_NODE, NUMA_POLICY, node_in_cluster, writes
@@ -12,6 +15,8 @@ from tests.sync.conftest import sync_once, wait_for
 from topology.choices import ApplyStatus
 from topology.models import ApplyRecord, Node, NodePolicy
 from topology.services.writeback import request_node_policy_apply
+from topology.services.writeback import requests as writeback_requests
+from topology.services.writeback.lost import recover_lost_applies
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True, available_apps=["topology"])
@@ -48,3 +53,31 @@ def test_a_real_worker_runs_an_apply_end_to_end(worker, fake, connect, fast):
     ]
     assert Node.objects.get(pk=node.pk).labels[NUMA_POLICY] == "Restricted"
     assert "topology.run_apply" in worker.read_text()
+
+
+def test_a_lost_apply_is_sent_again_and_a_real_worker_runs_it(
+    worker, fake, connect, fast, monkeypatch
+):
+    """The apply's first message never reaches the broker; housekeeping's resend, through
+    the real broker, is what the worker runs."""
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    node = Node.objects.get(cluster=cluster, name=KOORD_NODE)
+    policy = NodePolicy.objects.create(node=node, numa_topology_policy="Restricted")
+    with monkeypatch.context() as lost:
+        lost.setattr(writeback_requests, "send_apply_task", lambda record_id: None)
+        record = request_node_policy_apply(policy=policy, user=None)
+    past = timezone.now() - timedelta(minutes=5)
+    ApplyRecord.objects.filter(pk=record.pk).update(requested_at=past, queued_at=past)
+    assert recover_lost_applies().requeued == 1
+    try:
+        wait_for(
+            lambda: ApplyRecord.objects.get(pk=record.pk).status != ApplyStatus.PENDING,
+            timeout=60,
+            what="the worker to run the apply sent again",
+        )
+    except AssertionError:
+        raise AssertionError(worker.read_text()[-4000:]) from None
+    record.refresh_from_db()
+    assert record.status == ApplyStatus.APPLIED and record.times_queued == 2, record.message
+    assert len(writes(fake, "PATCH")) == 1

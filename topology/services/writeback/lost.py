@@ -50,30 +50,34 @@ def recover_lost_applies(now: datetime | None = None) -> LostApplies:
     """Send again the tasks of pending applies that look lost; close the ones too old."""
     now = now or timezone.now()
     limits = settings.TOPOLENS_APPLY
-    expired = _expire(now - timedelta(seconds=limits["expire_seconds"]), limits["expire_seconds"])
+    expire_seconds = limits["expire_seconds"]
+    expired = _expire(now, now - timedelta(seconds=expire_seconds), expire_seconds)
     requeued = _requeue(now, now - timedelta(seconds=limits["requeue_seconds"]))
     if requeued or expired:
         logger.warning("applies: %d tasks sent again, %d given up on", requeued, expired)
     return LostApplies(requeued, expired)
 
 
-@transaction.atomic
-def _expire(requested_before: datetime, seconds: int) -> int:
+def _locked_pending_ids(*conditions: Q, **filters: object) -> list[int]:
+    """Pending applies matching the filters that no worker holds locked, locked now (the
+    caller's transaction keeps the locks until it commits)."""
     rows = ApplyRecord.objects.select_for_update(skip_locked=True).filter(
-        status=ApplyStatus.PENDING, requested_at__lt=requested_before
+        *conditions, status=ApplyStatus.PENDING, **filters
     )
-    ids = list(rows.values_list("pk", flat=True))
-    return ApplyRecord.objects.filter(pk__in=ids, status=ApplyStatus.PENDING).update(
-        status=ApplyStatus.ERROR, message=expiry_message(seconds), finished_at=timezone.now()
+    return list(rows.values_list("pk", flat=True))
+
+
+@transaction.atomic
+def _expire(now: datetime, requested_before: datetime, seconds: int) -> int:
+    ids = _locked_pending_ids(requested_at__lt=requested_before)
+    return ApplyRecord.objects.filter(pk__in=ids).update(
+        status=ApplyStatus.ERROR, message=expiry_message(seconds), finished_at=now
     )
 
 
 @transaction.atomic
 def _requeue(now: datetime, queued_before: datetime) -> int:
-    rows = ApplyRecord.objects.select_for_update(skip_locked=True).filter(
-        Q(queued_at__lt=queued_before) | Q(queued_at__isnull=True), status=ApplyStatus.PENDING
-    )
-    ids = list(rows.values_list("pk", flat=True))
+    ids = _locked_pending_ids(Q(queued_at__lt=queued_before) | Q(queued_at__isnull=True))
     ApplyRecord.objects.filter(pk__in=ids).update(queued_at=now, times_queued=F("times_queued") + 1)
     for record_id in ids:
         transaction.on_commit(lambda record_id=record_id: send_apply_task(record_id))
