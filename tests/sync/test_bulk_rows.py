@@ -13,8 +13,10 @@ from tests.topology.mirror import mirror_state
 from topology.models import Cluster, Node, Pod
 from topology.parsers import MirroredKind, parse_object
 from topology.services import importer
+from topology.services.hashing import encode_record
 from topology.services.writers import bulk, pods, rows, write_records
 from topology.services.writers.rows import JsonText, insert_rows, update_rows
+from topology.sync.ahead import parse_ahead
 from topology.sync.writer import BULK_LOAD, _Listing, relaxed_commits
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +146,94 @@ def test_statistics_are_refreshed_on_the_columns_plans_use():
         "node_name",
     )
     bulk.refresh_statistics([Pod, Node])  # runs: every column named exists
+
+
+AWKWARD_LABELS = {"tab": "a\tb", "newline": "a\nb", "slash": "a\\b", "cr": "a\rb", "é": "ü"}
+
+
+def _awkward_pod() -> dict:
+    """A pod whose text COPY must escape: tabs, newlines, backslashes, non-ASCII."""
+    status = '{"cpuset":"2-3","numaNodeResources":[{"node":0,"resources":{"cpu":"2"}}]}'
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "awkward",
+            "namespace": "edge",
+            "uid": "u-1",
+            "resourceVersion": "5",
+            "labels": AWKWARD_LABELS,
+            "annotations": {"scheduling.koordinator.sh/resource-status": status},
+        },
+        "spec": {
+            "nodeName": "nowhere",
+            "containers": [
+                {"name": "c\t1", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}}
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+@postgresql_only
+def test_prepared_pod_rows_write_what_the_plain_path_writes(demo_items, monkeypatch):
+    pods_in = [i for i in demo_items if i["kind"] == "Pod"] + [_awkward_pod()]
+    records = [parse_object(obj).record for obj in pods_in]
+    keys = [(r.namespace, r.name) for r in records]
+    prepared = parse_ahead(MirroredKind.POD, pods_in, {}, row_texts=True)
+    assert all(prepared[key].encoded.row for key in keys)
+    plain = {key: encode_record(record) for key, record in zip(keys, records, strict=True)}
+    assert not any(encoded.row for encoded in plain.values())
+    used = []
+    monkeypatch.setattr(pods, "insert_prepared", _spy(pods.insert_prepared, used))
+    now = timezone.now()
+    for name, encodings in (("prepared", prepared), ("plain", plain)):
+        cluster = Cluster.objects.create(name=name)
+        Node.objects.create(cluster=cluster, name="nowhere", observed_at=now)
+        encoded = {
+            key: encodings[key].encoded if name == "prepared" else encodings[key] for key in keys
+        }
+        with transaction.atomic():
+            pods.write_pods(cluster, records, now, absent=set(keys), encodings=encoded)
+    assert [len(rows) for rows in used] == [len(records), 0]
+    written = mirror_state(Cluster.objects.get(name="prepared"))
+    assert written["pods"] and written == mirror_state(Cluster.objects.get(name="plain"))
+    awkward = Pod.objects.get(cluster__name="prepared", name="awkward")
+    assert awkward.labels == {
+        "tab": "a\tb",
+        "newline": "a\nb",
+        "slash": "a\\b",
+        "cr": "a\rb",
+        "é": "ü",
+    }
+    assert awkward.containers[0]["name"] == "c\t1"
+    assert awkward.node.name == "nowhere" and awkward.observed_at == now
+    assert awkward.allocations.get().cpuset == "2-3"
+
+
+def _spy(function, calls: list):
+    def spy(model, columns, prepared_columns, rows):
+        calls.append(rows)
+        return function(model, columns, prepared_columns, rows)
+
+    return spy
+
+
+def test_row_texts_are_made_only_for_pods_the_mirror_does_not_hold(demo_items):
+    pods_in = [i for i in demo_items if i["kind"] == "Pod"][:2]
+    held = (pods_in[0]["metadata"]["namespace"], pods_in[0]["metadata"]["name"])
+    parsed = parse_ahead(MirroredKind.POD, pods_in, {held: "older"}, row_texts=True)
+    rows_made = {key: item.encoded.row is not None for key, item in parsed.items()}
+    assert rows_made[held] is False and list(rows_made.values()).count(True) == 1
+    assert not any(item.encoded.row for item in parse_ahead(MirroredKind.POD, pods_in, {}).values())
+
+
+def test_copy_text_escapes_what_copy_would_misread_and_refuses_unknown_types():
+    assert rows.copy_field("a\tb\nc\\d\re") == "a\\tb\\nc\\\\d\\re"
+    assert rows.copy_field(None) == "\\N"
+    assert (rows.copy_field(True), rows.copy_field(7)) == ("t", "7")
+    assert rows.copy_text(Pod, ("labels", "priority"), (JsonText('{"k":"\\t"}', {}), None)) == (
+        '{"k":"\\\\t"}\t\\N'
+    )
+    with pytest.raises(TypeError, match="float"):
+        rows.copy_field(1.5)

@@ -1,5 +1,6 @@
 """The content hash is sha256 of the record as sorted-key JSON: built field by field for
-speed, it must stay byte for byte what json.dumps gives, so that stored hashes stay valid."""
+speed, it must stay byte for byte what one orjson.dumps of the record gives, so that
+stored hashes stay valid."""
 
 from __future__ import annotations
 
@@ -8,15 +9,28 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import orjson
+import pytest
+
 from topology.demo import generate_demo_objects
 from topology.parsers import parse_object
 from topology.services import hashing
 from topology.services.hashing import encode_record, record_hash
 
+REFERENCE_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def reference_json(record: object) -> bytes:
+    return orjson.dumps(record, default=hashing._json_default, option=REFERENCE_OPTIONS)
+
 
 def reference_hash(record: object) -> str:
-    text = json.dumps(record, sort_keys=True, default=hashing._json_default, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(reference_json(record)).hexdigest()
 
 
 def demo_records() -> list[object]:
@@ -24,7 +38,7 @@ def demo_records() -> list[object]:
     return [p.record for p in parsed if p is not None]
 
 
-def test_every_kind_hashes_exactly_as_sorted_key_json_does():
+def test_every_kind_hashes_exactly_as_one_sorted_key_orjson_dump_does():
     records = demo_records()
     kinds = {type(record).__name__ for record in records}
     assert {"NodeRecord", "TopologyRecord", "PodRecord", "ReservationRecord"} <= kinds
@@ -66,11 +80,33 @@ def test_scalars_sets_dates_floats_and_large_tuples_keep_their_json():
 def test_a_large_tuple_of_unhashable_values_is_still_encoded():
     value = Sample(datetime(2024, 1, 1, tzinfo=UTC), frozenset(), 0.0, False, None, "", ())
     unhashable = tuple({"n": i} for i in range(100))
-    assert hashing._encode_value(unhashable) == json.dumps(
-        unhashable, sort_keys=True, separators=(",", ":")
-    )
+    assert hashing._encode_value(unhashable) == reference_json(unhashable).decode()
     assert record_hash(value) == reference_hash(value)
 
 
 def test_a_plain_value_is_hashed_as_its_json():
     assert record_hash({"b": 1, "a": [1, 2]}) == reference_hash({"b": 1, "a": [1, 2]})
+
+
+def test_non_ascii_text_is_hashed_as_utf8_json():
+    sample = Sample(datetime(2024, 1, 1), frozenset({"zé", "ä"}), 1.5, False, None, "ü\u2028", ())
+    assert record_hash(sample) == reference_hash(sample)
+    assert "ü" in encode_record(sample).fields["text"]  # as PostgreSQL would store it
+
+
+def test_the_string_shortcut_spells_every_character_as_orjson_does():
+    """Plain string fields skip orjson (see `_SCALARS`): that must never change a hash."""
+    characters = [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 97)]
+    encode = hashing._SCALARS[str]
+    wrong = [c for c in characters if encode(chr(c)) != orjson.dumps(chr(c)).decode()]
+    assert wrong == []
+
+
+def test_an_integer_beyond_64_bits_is_still_hashed_the_same_way_every_time():
+    huge = {"memory": 2**70, "cpu": 4}
+    with pytest.raises(TypeError):
+        orjson.dumps(huge)
+    text = hashing._encode_value(huge)
+    assert json.loads(text) == huge
+    assert text == '{"cpu":4,"memory":1180591620717411303424}'
+    assert record_hash(huge) == record_hash(dict(reversed(huge.items())))

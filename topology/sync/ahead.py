@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from topology.parsers import MirroredKind, ObjectParseError, Record, object_key, parse_object
+from topology.parsers.pod import PodRecord
 from topology.services.hashing import EncodedRecord, encode_record
 from topology.services.removal import Key
+from topology.services.writers.pods import pod_row_text
 from topology.sync.versions import same_version
 
 
@@ -32,14 +34,24 @@ class Parsed:
 
 
 def parse_ahead(
-    kind: MirroredKind, objects: list[dict[str, Any]], stored: dict[Key, str]
+    kind: MirroredKind,
+    objects: list[dict[str, Any]],
+    stored: dict[Key, str],
+    *,
+    row_texts: bool = False,
 ) -> dict[Key, Parsed]:
-    """Objects whose version differs from `stored`, parsed and hashed, by key."""
+    """Objects whose version differs from `stored`, parsed and hashed, by key.
+
+    `row_texts` (the mirror is on PostgreSQL): a new pod's COPY text is made here too
+    (`EncodedRecord.row`), so that the writer, the sync's busiest thread, has only to
+    add its id, node and time (`writers.pods.pod_row_text`)."""
     parsed: dict[Key, Parsed] = {}
     for obj in objects:
         key = object_key(kind, obj)
         if not same_version(kind, obj, stored, key):
             parsed[key] = parse_one(kind, obj)
+            if row_texts and kind is MirroredKind.POD and key not in stored:
+                parsed[key] = _with_row_text(parsed[key])
     return parsed
 
 
@@ -51,3 +63,11 @@ def parse_one(kind: MirroredKind, obj: dict[str, Any]) -> Parsed:
     if result is None or result.kind is not kind:
         return Parsed()
     return Parsed(result.record, encode_record(result.record))
+
+
+def _with_row_text(item: Parsed) -> Parsed:
+    record, encoded = item.record, item.encoded
+    if not isinstance(record, PodRecord) or encoded is None:
+        return item
+    row = pod_row_text(record, encoded)
+    return Parsed(record, EncodedRecord(encoded.digest, encoded.fields, row))

@@ -18,6 +18,7 @@ from typing import Any
 
 from topology.models import Cluster
 from topology.services.removal import Key
+from topology.services.writers.bulk import on_postgresql
 from topology.sync import lease, state
 from topology.sync.ahead import Parsed, parse_ahead
 from topology.sync.backoff import Backoff, is_transient
@@ -141,8 +142,10 @@ class ClusterSync:
 
     def _list_each(self, versions: dict[Resource, str]) -> None:
         """List each served collection; record in `versions` where to watch it from."""
+        row_texts = on_postgresql()
         for resource in self._plan.resources:
-            prepare = partial(_parse_ahead, self._writer.begin_list(resource))
+            stored = self._writer.begin_list(resource)
+            prepare = partial(_parse_ahead, stored, row_texts=row_texts)
             try:
                 versions[resource] = list_ahead(
                     resource, self._make_lister, self._handle, self._stop, prepare=prepare
@@ -243,6 +246,10 @@ class ClusterSync:
 
 
 def _parse_ahead(
-    stored: dict[Key, str], resource: Resource, items: list[dict[str, Any]]
+    stored: dict[Key, str],
+    resource: Resource,
+    items: list[dict[str, Any]],
+    *,
+    row_texts: bool,
 ) -> dict[Key, Parsed]:
-    return parse_ahead(resource.kind, items, stored)
+    return parse_ahead(resource.kind, items, stored, row_texts=row_texts)

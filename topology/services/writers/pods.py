@@ -23,7 +23,13 @@ from topology.services.writers.common import (
     latest_by_key,
     namespaced,
 )
-from topology.services.writers.rows import JsonText, insert_rows, update_rows
+from topology.services.writers.rows import (
+    JsonText,
+    copy_text,
+    insert_prepared,
+    insert_rows,
+    update_rows,
+)
 
 PodKey = tuple[str, str]
 # The columns written from a record, after (cluster_id, namespace, name) which an update
@@ -47,6 +53,27 @@ POD_COLUMNS = (
     "overhead",
 )
 _KEY_COLUMNS = ("cluster_id", "namespace", "name")
+# A new pod's columns whose COPY text comes from its record alone (`pod_row_text`), and
+# the ones the writer adds to them.
+PREPARED_POD_COLUMNS = (
+    "namespace",
+    "name",
+    "node_name",
+    "uid",
+    "resource_version",
+    "content_hash",
+    "phase",
+    "qos_class",
+    "scheduler_name",
+    "priority",
+    "labels",
+    "annotations",
+    "owner_references",
+    "containers",
+    "init_containers",
+    "overhead",
+)
+_WRITER_POD_COLUMNS = ("cluster_id", "node_id", "observed_at")
 _ALLOCATION_COLUMNS = (
     "cluster_id",
     "node_id",
@@ -67,7 +94,13 @@ class _Changes:
     """What a batch writes: new rows, updated rows (by id), and the records behind them."""
 
     created: list[tuple[PodKey, PodRecord, tuple[Any, ...]]] = field(default_factory=list)
+    # New pods whose COPY text the sync's parsing thread made: (record, node id, text).
+    prepared: list[tuple[PodRecord, int | None, str]] = field(default_factory=list)
     updated: list[tuple[int, PodRecord, tuple[Any, ...]]] = field(default_factory=list)
+
+    @property
+    def new(self) -> int:
+        return len(self.created) + len(self.prepared)
 
 
 @transaction.atomic(savepoint=False)
@@ -92,22 +125,28 @@ def write_pods(
     result = BatchResult()
     changes = _Changes()
     encodings = encodings or {}
+    copy_text_ok = on_postgresql()
     for key, record in latest.items():
         encoded = encodings.get(key) or encode_record(record)
         found = existing.get(key)
         if found is not None and found[1] == encoded.digest:
             result.outcomes[key] = Outcome.UNCHANGED
             continue
-        row = _pod_row(record, node_ids.get(record.node_name), now, encoded)
+        node_id = node_ids.get(record.node_name)
+        if found is None and encoded.row is not None and copy_text_ok:
+            changes.prepared.append((record, node_id, encoded.row))
+            result.outcomes[key] = Outcome.CREATED
+            continue
+        row = _pod_row(record, node_id, now, encoded)
         if found is None:
             changes.created.append((key, record, row))
             result.outcomes[key] = Outcome.CREATED
         else:
             changes.updated.append((found[0], record, row))
             result.outcomes[key] = Outcome.UPDATED
-    written = _write_rows(cluster, changes)
+    written = _write_rows(cluster, changes, now)
     _replace_pod_allocations(cluster, written, absent)
-    _link_allocations(cluster, written[: len(changes.created)])
+    _link_allocations(cluster, written[: changes.new])
     return result
 
 
@@ -140,7 +179,9 @@ def mirrored_node_ids(cluster: Cluster, names: Collection[str] | None = None) ->
     return dict(rows.values_list("name", "pk"))
 
 
-def _write_rows(cluster: Cluster, changes: _Changes) -> list[tuple[int, PodRecord, int | None]]:
+def _write_rows(
+    cluster: Cluster, changes: _Changes, now: datetime
+) -> list[tuple[int, PodRecord, int | None]]:
     """Insert and update; returns (pod id, record, node id) of every pod written, the
     created ones first."""
     created_ids = insert_rows(
@@ -148,11 +189,47 @@ def _write_rows(cluster: Cluster, changes: _Changes) -> list[tuple[int, PodRecor
         _KEY_COLUMNS + POD_COLUMNS,
         [(cluster.pk, key[0], key[1], *row) for key, _, row in changes.created],
     )
+    prepared_ids = insert_prepared(
+        Pod,
+        _WRITER_POD_COLUMNS,
+        PREPARED_POD_COLUMNS,
+        [((cluster.pk, node_id, now), text) for _, node_id, text in changes.prepared],
+    )
     update_rows(Pod, POD_COLUMNS, [(pk, row) for pk, _, row in changes.updated])
     pairs = zip(created_ids, changes.created, strict=True)
     written = [(pk, record, row[0]) for pk, (_, record, row) in pairs]
+    prepared = zip(prepared_ids, changes.prepared, strict=True)
+    written += [(pk, record, node_id) for pk, (record, node_id, _) in prepared]
     written += [(pk, record, row[0]) for pk, record, row in changes.updated]
     return written
+
+
+def pod_row_text(record: PodRecord, encoded: EncodedRecord) -> str:
+    """The COPY text of a new pod's PREPARED_POD_COLUMNS. It needs no database, so the
+    sync's parsing thread makes it ahead of the writer (see `rows.insert_prepared`)."""
+    json = encoded.fields
+    return copy_text(
+        Pod,
+        PREPARED_POD_COLUMNS,
+        (
+            record.namespace,
+            record.name,
+            record.node_name,
+            record.uid,
+            record.resource_version,
+            encoded.digest,
+            record.phase,
+            record.qos_class,
+            record.scheduler_name,
+            record.priority,
+            JsonText(json["labels"], record.labels),
+            JsonText(json["annotations"], record.annotations),
+            JsonText(json["owner_references"], record.owner_references),
+            JsonText(json["containers"], record.containers),
+            JsonText(json["init_containers"], record.init_containers),
+            JsonText(json["overhead"], record.overhead),
+        ),
+    )
 
 
 def _pod_row(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from functools import cache, partial
 from typing import Any, NamedTuple
 
@@ -64,6 +65,109 @@ def insert_rows(
                 for row in rows:
                     copy.write_row((*plan.values(None, row)[1:], *defaults))
     return keys
+
+
+def insert_prepared(
+    model: type[Model],
+    columns: Sequence[str],
+    prepared_columns: Sequence[str],
+    rows: Sequence[tuple[Row, str]],
+) -> list[int]:
+    """`insert_rows` for rows part of whose text is made already (PostgreSQL only).
+
+    Each row is (values of `columns`, `copy_text` of the values of `prepared_columns`).
+    The sync's parsing thread makes the second part while the writer waits for the
+    database, which leaves the writer less to do on its own: a cold resync COPYs
+    100,000 pods. The new primary keys are returned in row order.
+    """
+    if not rows:
+        return []
+    if not on_postgresql():
+        raise RuntimeError("insert_prepared writes COPY text: PostgreSQL only")
+    plan = _insert_plan(model, (*columns, *prepared_columns))
+    values = _text_plan(model, tuple(columns))
+    with connection.cursor() as cursor:
+        keys = next_ids(cursor, plan.table, plan.pk_column, len(rows))
+        defaults = plan.default_text()
+        rest = "\t" + defaults if defaults else ""
+        lines = [
+            f"{key}\t{values.text(row)}\t{text}{rest}\n"
+            for key, (row, text) in zip(keys, rows, strict=True)
+        ]
+        with connection.wrap_database_errors, cursor.cursor.copy(plan.copy_sql) as copy:
+            copy.write("".join(lines))
+    return keys
+
+
+def copy_field(value: Any) -> str:
+    """One value in COPY's text format. Only the types the writers' rows hold: anything
+    else is a writer's mistake, refused rather than guessed at."""
+    try:
+        return _COPY_FIELD[type(value)](value)
+    except KeyError:
+        raise TypeError(f"no COPY text for {type(value).__name__}") from None
+
+
+def _copy_string(text: str) -> str:
+    """Backslash, tab, newline and carriage return escaped, as COPY's text format wants."""
+    if "\\" in text or "\t" in text or "\n" in text or "\r" in text:
+        return (
+            text.replace("\\", "\\\\")
+            .replace("\t", "\\t")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
+    return text
+
+
+_COPY_FIELD: dict[type, Callable[[Any], str]] = {
+    str: _copy_string,
+    int: int.__repr__,
+    bool: lambda value: "t" if value else "f",
+    type(None): lambda _: "\\N",
+    datetime: lambda value: value.isoformat(),
+}
+
+
+class _TextPlan:
+    """COPY text of rows of some columns of a model: JSON columns as `_InsertPlan.values`
+    sends them (a nullable column's None is NULL, anything else is JSON text)."""
+
+    def __init__(self, model: type[Model], columns: tuple[str, ...]) -> None:
+        fields = {f.attname: f for f in model._meta.concrete_fields}
+        unknown = set(columns) - set(fields)
+        if unknown:
+            raise ValueError(f"{model.__name__} has no column {sorted(unknown)}")
+        self._formats = [
+            partial(_json_field, fields[name].null, _json_dumps(fields[name]))
+            if isinstance(fields[name], JSONField)
+            else copy_field
+            for name in columns
+        ]
+
+    def text(self, row: Row) -> str:
+        return "\t".join([format(value) for format, value in zip(self._formats, row, strict=True)])
+
+
+def _json_field(nullable: bool, dumps: Callable[[Any], str], value: Any) -> str:
+    if type(value) is JsonText:
+        if value.value is None and nullable:
+            return "\\N"
+        return _copy_string(value.text)
+    if value is None and nullable:
+        return "\\N"
+    return _copy_string(dumps(value))
+
+
+@cache
+def _text_plan(model: type[Model], columns: tuple[str, ...]) -> _TextPlan:
+    return _TextPlan(model, columns)
+
+
+def copy_text(model: type[Model], columns: tuple[str, ...], row: Row) -> str:
+    """The COPY text of a row of `columns` (tab separated), to pass to `insert_prepared`.
+    Safe in any thread: it needs no database connection."""
+    return _text_plan(model, columns).text(row)
 
 
 def update_rows(
@@ -129,6 +233,14 @@ class _InsertPlan:
 
     def defaults(self) -> tuple[Any, ...]:
         return tuple(f.get_db_prep_save(f.get_default(), connection) for f in self._rest)
+
+    def default_text(self) -> str:
+        """The COPY text of `defaults` (empty when every column is written)."""
+        if not self._rest:
+            return ""
+        model = self._rest[0].model
+        columns = tuple(f.attname for f in self._rest)
+        return copy_text(model, columns, [f.get_default() for f in self._rest])
 
 
 def _json_dumps(field: Field[Any, Any]) -> Callable[[Any], str]:
