@@ -43,7 +43,10 @@ class APITokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped
         scheme: dict[str, Any] = build_bearer_security_scheme_object(
             header_name="Authorization", token_prefix="Bearer"
         )
-        scheme["description"] = "An API token created in admin (shown once), as `Bearer tl_…`."
+        scheme["description"] = (
+            "An API token created in admin (shown once), sent as `Authorization: Bearer "
+            "tl_…`. In Swagger UI's Authorize dialog paste the token alone: it adds `Bearer`."
+        )
         return scheme
 
 

@@ -237,3 +237,26 @@ def test_copy_text_escapes_what_copy_would_misread_and_refuses_unknown_types():
     )
     with pytest.raises(TypeError, match="float"):
         rows.copy_field(1.5)
+
+
+@postgresql_only
+def test_prepared_rows_may_lead_with_json_values_and_share_leading_text(db):
+    cluster = Cluster.objects.create(name="leading")
+    now = timezone.now()
+    columns, prepared = ("cluster_id", "observed_at", "labels"), ("name",)
+    ids = rows.insert_prepared(
+        Node,
+        columns,
+        prepared,
+        [
+            ([cluster.pk, now, {"a": "1"}], rows.copy_text(Node, prepared, ["list-row"])),
+            ((cluster.pk, now, None), rows.copy_text(Node, prepared, ["shared-1"])),
+            ((cluster.pk, now, None), rows.copy_text(Node, prepared, ["shared-2"])),
+        ],
+    )
+    stored = {n.pk: (n.name, n.labels, n.observed_at) for n in Node.objects.filter(pk__in=ids)}
+    assert [stored[pk] for pk in ids] == [
+        ("list-row", {"a": "1"}, now),
+        ("shared-1", None, now),
+        ("shared-2", None, now),
+    ]

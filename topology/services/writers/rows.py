@@ -86,17 +86,27 @@ def insert_prepared(
         raise RuntimeError("insert_prepared writes COPY text: PostgreSQL only")
     plan = _insert_plan(model, (*columns, *prepared_columns))
     values = _text_plan(model, tuple(columns))
+    leading: dict[Any, str] = {}  # the rows of a page share most of these values
     with connection.cursor() as cursor:
         keys = next_ids(cursor, plan.table, plan.pk_column, len(rows))
         defaults = plan.default_text()
         rest = "\t" + defaults if defaults else ""
-        lines = [
-            f"{key}\t{values.text(row)}\t{text}{rest}\n"
-            for key, (row, text) in zip(keys, rows, strict=True)
-        ]
+        lines = []
+        for key, (row, text) in zip(keys, rows, strict=True):
+            lines.append(f"{key}\t{_leading_text(values, leading, row)}\t{text}{rest}\n")
         with connection.wrap_database_errors, cursor.cursor.copy(plan.copy_sql) as copy:
             copy.write("".join(lines))
     return keys
+
+
+def _leading_text(plan: _TextPlan, seen: dict[Any, str], row: Row) -> str:
+    try:
+        return seen[row]
+    except KeyError:
+        seen[row] = text = plan.text(row)
+        return text
+    except TypeError:  # a row holding a dict or a list
+        return plan.text(row)
 
 
 def copy_field(value: Any) -> str:
