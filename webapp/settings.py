@@ -221,6 +221,7 @@ TOPOLENS_SYNC = {
     "session_seconds": env_int("TOPOLENS_SYNC_SESSION_SECONDS", 600, minimum=1),
     "lease_seconds": env_int("TOPOLENS_SYNC_LEASE_SECONDS", 90, minimum=3),
     "resync_interval": env_int("TOPOLENS_SYNC_RESYNC_SECONDS", 3600, minimum=60),
+    "list_page_writers": env_int("TOPOLENS_SYNC_LIST_PAGE_WRITERS", 2, minimum=1),
     "figures_interval": env_int("TOPOLENS_FIGURES_SECONDS", 300, minimum=10),
 }
 # Applies whose task was lost (broker restarted, worker killed): housekeeping sends the

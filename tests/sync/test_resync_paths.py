@@ -212,6 +212,7 @@ def test_a_stale_node_id_fails_the_page_and_the_retry_links_the_right_node(fake,
     stale = max(Node.objects.values_list("pk", flat=True)) + 1000  # a Node deleted since
     node_ids[pod["spec"]["nodeName"]] = stale
     writer.handle(ListPage(PODS, [pod], False, time.time()))
+    writer.finish()  # a page writer may still hold the page (transactional: in parallel)
     row = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
     assert row.node_id == Node.objects.get(cluster=cluster, name=row.node_name).pk != stale
     assert not SyncError.objects.filter(cluster=cluster).exists()

@@ -241,6 +241,7 @@ class ClusterSync:
             self._stop.set()
 
     def _close(self) -> None:
+        self._writer.close()
         if self._client is not None:
             self._client.close()
 

@@ -12,6 +12,9 @@ from django.conf import settings as django_settings
 class SyncSettings:
     """Durations are in seconds.
 
+    `list_page_writers`: threads that write a list's pages on PostgreSQL, each on a
+    connection of its own (see `page_writers`); 1 writes them in the writer's thread.
+
     `watch_timeout` is asked of the server (`timeoutSeconds`); the client's read timeout
     on a watch is that plus `watch_read_margin`, so a silent dead connection is noticed
     instead of hanging a worker, while a quiet healthy watch is never cut short.
@@ -32,6 +35,7 @@ class SyncSettings:
     resync_interval: int = 3600
     figures_interval: int = 300
     missing_node_grace: float = 30.0
+    list_page_writers: int = 2
 
     @property
     def watch_read_timeout(self) -> float:

@@ -8,14 +8,17 @@ A batch the database refuses is retried object by object in savepoints, so one b
 row costs one sync error, not the batch. A list page whose objects all carry their
 stored resourceVersion costs no transaction and no query; a list reads what the mirror
 holds once, when it begins; a session's commits do not wait for the disk
-(`relaxed_commits`).
+(`relaxed_commits`); on PostgreSQL a list's pages are written by `list_page_writers`
+threads on connections of their own (see `page_writers`), their results taken in order.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +44,7 @@ from topology.sync.messages import (
     Recovered,
     WatchEvent,
 )
+from topology.sync.page_writers import PageWriters, can_write_in_parallel
 from topology.sync.report import SyncReport
 from topology.sync.resources import SYNC_ORDER, Resource
 from topology.sync.settings import SyncSettings
@@ -120,6 +124,27 @@ class _Listing:
         return self.written >= BULK_LOAD and self.written >= 2 * self.analysed
 
 
+Refusal = tuple[Resource, Key, DatabaseError]  # an object the database refused
+
+
+@dataclass
+class _Written:
+    """What writing a page did, for the writer to take in (see `_take_in`)."""
+
+    applied: Applied
+    refused: list[Refusal] = field(default_factory=list)
+
+
+@dataclass
+class _InFlight:
+    """A page being written by a page writer."""
+
+    resource: Resource
+    page: ListPage
+    listing: _Listing
+    written: Future[_Written]
+
+
 class MirrorWriter:
     def __init__(
         self,
@@ -139,6 +164,8 @@ class MirrorWriter:
         self._oldest: float | None = None
         self._last_flush = 0.0
         self._listings: dict[SyncResource, _Listing] = {}
+        self._page_writers: PageWriters | None = None
+        self._in_flight: deque[_InFlight] = deque()
 
     def handle(self, message: Message) -> None:
         if isinstance(message, WatchEvent):
@@ -173,8 +200,18 @@ class MirrorWriter:
         # Objects waiting for their Node are retried, but not on every turn of the loop.
         return bool(self.accounts.waiting) and now - self._last_flush >= 1.0
 
+    def close(self) -> None:
+        """However a session ends: its page writers finish their pages and stop, and
+        their connections close. Results not yet taken in are dropped (a session that
+        ends on an error records no list; the next one reads the mirror afresh)."""
+        writers, self._page_writers = self._page_writers, None
+        self._in_flight.clear()
+        if writers is not None:
+            writers.close()
+
     def finish(self) -> None:
         """End of a session: write what is buffered; what still waits is an error."""
+        self._stop_page_writers()
         self.flush()
         self.accounts.give_up_waiting(everything=True)
 
@@ -197,7 +234,9 @@ class MirrorWriter:
         return _Listing(stored, node_ids=node_ids, fresh=fresh)
 
     def abandon_list(self, resource: Resource) -> None:
-        """The list failed: the next one reads the mirror afresh."""
+        """The list failed: the next one reads the mirror afresh. Its pages in flight are
+        written and taken in first (what they wrote is in the mirror)."""
+        self._stop_page_writers()
         self._listings.pop(resource.sync, None)
 
     def _apply_page(self, page: ListPage) -> None:
@@ -205,51 +244,125 @@ class MirrorWriter:
         resource = page.resource
         listing = self._listings.get(resource.sync)
         if listing is None or (page.restarted and not listing.fresh):
+            self._take_in_flight()  # what the mirror holds includes the pages written so far
             stored = stored_versions(self.cluster, resource.kind, api_group=resource.scope_group)
             listing = self._listings[resource.sync] = self._listing(resource, stored, fresh=False)
         listing.fresh = False
+        writes = needs_writing(resource.kind, page.items, listing.stored)
+        if writes and self._page_writers_for_list() is not None:
+            self._write_in_flight(resource, page, listing)
+            return
+        self._take_in_flight()
         try:
-            if needs_writing(resource.kind, page.items, listing.stored):
-                applied = self._apply_page_safely(resource, page, listing)
+            if writes:
+                written = self._write_page(resource, page, listing)
             else:  # a page of a no-change resync: no transaction, no query
-                applied = apply_objects(
-                    self.cluster, resource, page.items, timezone.now(), listing.stored
+                written = _Written(
+                    apply_objects(
+                        self.cluster, resource, page.items, timezone.now(), listing.stored
+                    )
                 )
         finally:
             if page.consumed is not None:
                 page.consumed.release()
+        self._take_in(resource, page, listing, written)
+
+    def _take_in(
+        self, resource: Resource, page: ListPage, listing: _Listing, written: _Written
+    ) -> None:
+        """Account for a written page (in this thread, in the order of the pages)."""
+        applied = written.applied
+        for refused_resource, key, exc in written.refused:
+            self.accounts.database_refused(refused_resource, key, exc)
         listing.seen.update(applied.keys)
         if listing.wrote(len(applied.written)):
             refresh_statistics_of(resource.kind)
         self._settle(resource, applied, page.items)
         self.report.add(resource.sync, "listed", len(page.items))
 
-    def _apply_page_safely(self, resource: Resource, page: ListPage, listing: _Listing) -> Applied:
+    def _write_page(self, resource: Resource, page: ListPage, listing: _Listing) -> _Written:
         """A page in one transaction; if the database refuses it, one object at a time.
 
         No savepoint: the page's transaction holds nothing else, so rolling it back
         loses nothing, and a 100,000-pod list saves two round trips a page. The retry
-        trusts neither the list's snapshot of the mirror nor its Node ids.
+        trusts neither the list's snapshot of the mirror nor its Node ids. Runs in this
+        thread or a page writer's, so it leaves the writer's accounts to `_take_in`.
         """
         try:
             with transaction.atomic():
-                return apply_objects(
-                    self.cluster,
-                    resource,
-                    page.items,
-                    timezone.now(),
-                    listing.stored,
-                    page.parsed,
-                    node_ids=listing.node_ids,
+                return _Written(
+                    apply_objects(
+                        self.cluster,
+                        resource,
+                        page.items,
+                        timezone.now(),
+                        listing.stored,
+                        page.parsed,
+                        node_ids=listing.node_ids,
+                    )
                 )
         except _CONNECTION_ERRORS:
             raise
         except DatabaseError:
             self._warn_batch_failed(resource)
+        refused: list[Refusal] = []
         with transaction.atomic():  # trusting the database now, not the list's snapshot
-            return self._apply_one_by_one(resource, page.items, set())
+            applied = self._apply_one_by_one(resource, page.items, set(), refused)
+        return _Written(applied, refused)
+
+    # Pages in flight --------------------------------------------------------------------
+
+    def _page_writers_for_list(self) -> PageWriters | None:
+        if self._page_writers is None:
+            count = self._settings.list_page_writers
+            if count > 1 and can_write_in_parallel():
+                self._page_writers = PageWriters(count)
+        return self._page_writers
+
+    def _write_in_flight(self, resource: Resource, page: ListPage, listing: _Listing) -> None:
+        """Hand the page to a page writer; take in the pages written meanwhile, and wait
+        for the oldest while more pages than there are writers are in flight. A page in
+        flight no longer counts in the list's fetch window: the next pages are fetched
+        and parsed while it is written (at most `list_page_writers` pages more in memory).
+        """
+        writers = self._page_writers
+        assert writers is not None
+        written = writers.submit(lambda: self._write_page(resource, page, listing))
+        if page.consumed is not None:
+            page.consumed.release()
+        self._in_flight.append(_InFlight(resource, page, listing, written))
+        while self._in_flight and (
+            self._in_flight[0].written.done()
+            or len(self._in_flight) > self._settings.list_page_writers
+        ):
+            self._take_in_oldest()
+
+    def _take_in_oldest(self) -> None:
+        oldest = self._in_flight.popleft()
+        self._take_in(oldest.resource, oldest.page, oldest.listing, oldest.written.result())
+
+    def _take_in_flight(self) -> None:
+        """Every page in flight, written and taken in, in order; the first failure raises
+        once every page has finished (a list that fails leaves no writes behind it)."""
+        failure: BaseException | None = None
+        while self._in_flight:
+            try:
+                self._take_in_oldest()
+            except BaseException as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def _stop_page_writers(self) -> None:
+        writers, self._page_writers = self._page_writers, None
+        try:
+            self._take_in_flight()
+        finally:
+            if writers is not None:
+                writers.close()
 
     def _finish_list(self, done: ListDone) -> None:
+        self._stop_page_writers()
         self.flush()
         resource = done.resource
         listing = self._listings.pop(resource.sync, None)
@@ -278,6 +391,7 @@ class MirrorWriter:
         ]
         if not self._buffer and not self._bookmarks and not waiting:
             return
+        self._take_in_flight()  # a list's pages before the events that follow them
         self._last_flush = time.time()
         events, bookmarks = list(self._buffer.values()), dict(self._bookmarks)
         self._buffer.clear()
@@ -327,12 +441,21 @@ class MirrorWriter:
             raise
         except DatabaseError:
             self._warn_batch_failed(resource)
-        return self._apply_one_by_one(resource, upserts, deleted)
+        refused: list[Refusal] = []
+        applied = self._apply_one_by_one(resource, upserts, deleted, refused)
+        for refused_resource, key, exc in refused:
+            self.accounts.database_refused(refused_resource, key, exc)
+        return applied
 
     def _apply_one_by_one(
-        self, resource: Resource, upserts: list[dict[str, Any]], deleted: set[Key]
+        self,
+        resource: Resource,
+        upserts: list[dict[str, Any]],
+        deleted: set[Key],
+        refused: list[Refusal],
     ) -> Applied:
-        """Each object in a savepoint of its own: one bad row costs one sync error."""
+        """Each object in a savepoint of its own: one bad row costs one sync error
+        (added to `refused`, for the caller to account for)."""
         applied = Applied()
         for obj in upserts:
             try:
@@ -341,7 +464,7 @@ class MirrorWriter:
             except _CONNECTION_ERRORS:
                 raise
             except DatabaseError as exc:
-                self.accounts.database_refused(resource, object_key(resource.kind, obj), exc)
+                refused.append((resource, object_key(resource.kind, obj), exc))
         with transaction.atomic():
             return merge(applied, delete_objects(self.cluster, resource, deleted))
 
