@@ -30,6 +30,19 @@ def worker(tmp_path):
     app.control.purge()  # the figures task an apply queues, if the worker left it
 
 
+def wait_until_run(record: ApplyRecord, worker, what: str) -> None:
+    """Wait until the worker has run the apply (its log in the failure), then reload it."""
+    try:
+        wait_for(
+            lambda: ApplyRecord.objects.get(pk=record.pk).status != ApplyStatus.PENDING,
+            timeout=60,
+            what=what,
+        )
+    except AssertionError:
+        raise AssertionError(worker.read_text()[-4000:]) from None
+    record.refresh_from_db()
+
+
 def test_a_real_worker_runs_an_apply_end_to_end(worker, fake, connect, fast):
     cluster = connect(fake)
     sync_once(cluster, fast)
@@ -37,15 +50,7 @@ def test_a_real_worker_runs_an_apply_end_to_end(worker, fake, connect, fast):
     policy = NodePolicy.objects.create(node=node, numa_topology_policy="Restricted")
     record = request_node_policy_apply(policy=policy, user=None)  # queued on commit
     assert record.status == ApplyStatus.PENDING
-    try:
-        wait_for(
-            lambda: ApplyRecord.objects.get(pk=record.pk).status != ApplyStatus.PENDING,
-            timeout=60,
-            what="the worker to run the apply",
-        )
-    except AssertionError:
-        raise AssertionError(worker.read_text()[-4000:]) from None
-    record.refresh_from_db()
+    wait_until_run(record, worker, "the worker to run the apply")
     assert record.status == ApplyStatus.APPLIED, record.message
     assert node_in_cluster(fake, KOORD_NODE)["metadata"]["labels"][NUMA_POLICY] == "Restricted"
     assert [body["metadata"]["labels"] for body in writes(fake, "PATCH")] == [
@@ -70,14 +75,6 @@ def test_a_lost_apply_is_sent_again_and_a_real_worker_runs_it(
     past = timezone.now() - timedelta(minutes=5)
     ApplyRecord.objects.filter(pk=record.pk).update(requested_at=past, queued_at=past)
     assert recover_lost_applies().requeued == 1
-    try:
-        wait_for(
-            lambda: ApplyRecord.objects.get(pk=record.pk).status != ApplyStatus.PENDING,
-            timeout=60,
-            what="the worker to run the apply sent again",
-        )
-    except AssertionError:
-        raise AssertionError(worker.read_text()[-4000:]) from None
-    record.refresh_from_db()
+    wait_until_run(record, worker, "the worker to run the apply sent again")
     assert record.status == ApplyStatus.APPLIED and record.times_queued == 2, record.message
     assert len(writes(fake, "PATCH")) == 1

@@ -139,7 +139,6 @@ class _Written:
 class _InFlight:
     """A page being written by a page writer."""
 
-    resource: Resource
     page: ListPage
     listing: _Listing
     written: Future[_Written]
@@ -272,8 +271,7 @@ class MirrorWriter:
     ) -> None:
         """Account for a written page (in this thread, in the order of the pages)."""
         applied = written.applied
-        for refused_resource, key, exc in written.refused:
-            self.accounts.database_refused(refused_resource, key, exc)
+        self._record_refusals(written.refused)
         listing.seen.update(applied.keys)
         if listing.wrote(len(applied.written)):
             refresh_statistics_of(resource.kind)
@@ -330,7 +328,7 @@ class MirrorWriter:
         written = writers.submit(lambda: self._write_page(resource, page, listing))
         if page.consumed is not None:
             page.consumed.release()
-        self._in_flight.append(_InFlight(resource, page, listing, written))
+        self._in_flight.append(_InFlight(page, listing, written))
         while self._in_flight and (
             self._in_flight[0].written.done()
             or len(self._in_flight) > self._settings.list_page_writers
@@ -339,11 +337,11 @@ class MirrorWriter:
 
     def _take_in_oldest(self) -> None:
         oldest = self._in_flight.popleft()
-        self._take_in(oldest.resource, oldest.page, oldest.listing, oldest.written.result())
+        self._take_in(oldest.page.resource, oldest.page, oldest.listing, oldest.written.result())
 
     def _take_in_flight(self) -> None:
         """Every page in flight, written and taken in, in order; the first failure raises
-        once every page has finished (a list that fails leaves no writes behind it)."""
+        once every page has finished (a list that fails leaves no page still writing)."""
         failure: BaseException | None = None
         while self._in_flight:
             try:
@@ -443,9 +441,12 @@ class MirrorWriter:
             self._warn_batch_failed(resource)
         refused: list[Refusal] = []
         applied = self._apply_one_by_one(resource, upserts, deleted, refused)
-        for refused_resource, key, exc in refused:
-            self.accounts.database_refused(refused_resource, key, exc)
+        self._record_refusals(refused)
         return applied
+
+    def _record_refusals(self, refused: list[Refusal]) -> None:
+        for resource, key, exc in refused:
+            self.accounts.database_refused(resource, key, exc)
 
     def _apply_one_by_one(
         self,

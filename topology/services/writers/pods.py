@@ -32,14 +32,11 @@ from topology.services.writers.rows import (
 )
 
 PodKey = tuple[str, str]
-# The columns written from a record, after (cluster_id, namespace, name) which an update
-# leaves alone.
-POD_COLUMNS = (
-    "node_id",
+# The columns a pod's record alone gives, besides its key (`_record_values`).
+_RECORD_POD_COLUMNS = (
     "node_name",
     "uid",
     "resource_version",
-    "observed_at",
     "content_hash",
     "phase",
     "qos_class",
@@ -52,27 +49,13 @@ POD_COLUMNS = (
     "init_containers",
     "overhead",
 )
+# The columns written from a record, after (cluster_id, namespace, name) which an update
+# leaves alone; the node's id first.
+POD_COLUMNS = ("node_id", "observed_at", *_RECORD_POD_COLUMNS)
 _KEY_COLUMNS = ("cluster_id", "namespace", "name")
 # A new pod's columns whose COPY text comes from its record alone (`pod_row_text`), and
 # the ones the writer adds to them.
-PREPARED_POD_COLUMNS = (
-    "namespace",
-    "name",
-    "node_name",
-    "uid",
-    "resource_version",
-    "content_hash",
-    "phase",
-    "qos_class",
-    "scheduler_name",
-    "priority",
-    "labels",
-    "annotations",
-    "owner_references",
-    "containers",
-    "init_containers",
-    "overhead",
-)
+PREPARED_POD_COLUMNS = ("namespace", "name", *_RECORD_POD_COLUMNS)
 _WRITER_POD_COLUMNS = ("cluster_id", "node_id", "observed_at")
 _ALLOCATION_COLUMNS = (
     "cluster_id",
@@ -207,43 +190,25 @@ def _write_rows(
 def pod_row_text(record: PodRecord, encoded: EncodedRecord) -> str:
     """The COPY text of a new pod's PREPARED_POD_COLUMNS. It needs no database, so the
     sync's parsing thread makes it ahead of the writer (see `rows.insert_prepared`)."""
-    json = encoded.fields
-    return copy_text(
-        Pod,
-        PREPARED_POD_COLUMNS,
-        (
-            record.namespace,
-            record.name,
-            record.node_name,
-            record.uid,
-            record.resource_version,
-            encoded.digest,
-            record.phase,
-            record.qos_class,
-            record.scheduler_name,
-            record.priority,
-            JsonText(json["labels"], record.labels),
-            JsonText(json["annotations"], record.annotations),
-            JsonText(json["owner_references"], record.owner_references),
-            JsonText(json["containers"], record.containers),
-            JsonText(json["init_containers"], record.init_containers),
-            JsonText(json["overhead"], record.overhead),
-        ),
-    )
+    values = (record.namespace, record.name, *_record_values(record, encoded))
+    return copy_text(Pod, PREPARED_POD_COLUMNS, values)
 
 
 def _pod_row(
     record: PodRecord, node_id: int | None, now: datetime, encoded: EncodedRecord
 ) -> tuple[Any, ...]:
-    """The values of POD_COLUMNS, in order; JSON columns reuse the hash's JSON text
-    (`containers` is the JSON of its ContainerRecords, the same object as `as_dict`)."""
+    """The values of POD_COLUMNS, in order."""
+    return (node_id, now, *_record_values(record, encoded))
+
+
+def _record_values(record: PodRecord, encoded: EncodedRecord) -> tuple[Any, ...]:
+    """The values of _RECORD_POD_COLUMNS, in order; JSON columns reuse the hash's JSON
+    text (`containers` is the JSON of its ContainerRecords, the same object as `as_dict`)."""
     json = encoded.fields
     return (
-        node_id,
         record.node_name,
         record.uid,
         record.resource_version,
-        now,
         encoded.digest,
         record.phase,
         record.qos_class,
