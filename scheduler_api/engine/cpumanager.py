@@ -36,6 +36,7 @@ __all__ = [
     "CPUAccumulator",
     "StaticPolicyOptions",
     "allocate_cpus",
+    "check_options_fit",
     "cpu_hints",
     "hints_by_resource",
     "reserve_cpus",
@@ -71,7 +72,7 @@ def _incompatible(first: str, second: str) -> str:
     return f"static policy options {first} and {second} can not be used at the same time"
 
 
-def _check_options_fit(topology: CPUTopology, options: StaticPolicyOptions) -> None:
+def check_options_fit(topology: CPUTopology, options: StaticPolicyOptions) -> None:
     """The hardware check kubelet's ``ValidateStaticPolicyOptions`` makes at start-up."""
     if options.align_by_socket and topology.num_sockets > topology.num_numa_nodes:
         raise ValueError(
@@ -145,7 +146,7 @@ def take_cpus(
     refusals. Cost: O(n log n) per step for n CPUs (packed); the distributed
     variant adds the NUMA combination search.
     """
-    _check_options_fit(topology, options)
+    check_options_fit(topology, options)
     pool, held = _validated_pool(topology, available, reserved, count)
     if count == 0:
         return frozenset()
@@ -168,7 +169,7 @@ def allocate_cpus(
     With ``align_by_socket`` the hint widens to the whole sockets its NUMA nodes
     sit in. Whatever the aligned CPUs cannot cover comes from the rest of the pool.
     """
-    _check_options_fit(topology, options)
+    check_options_fit(topology, options)
     pool, held = _validated_pool(topology, available, reserved, count)
     if count == 0:
         return frozenset()
@@ -242,7 +243,7 @@ def cpu_hints(
         raise ValueError(f"a CPU request cannot be negative; got {count}")
     if count == 0:
         return [TopologyHint(None, True)]
-    _check_options_fit(topology, options)
+    check_options_fit(topology, options)
     pool = frozenset(available) - frozenset(reserved)
     reuse = frozenset(reusable)
     unknown = topology.unknown(pool | reuse)

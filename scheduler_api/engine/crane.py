@@ -42,6 +42,13 @@ ERR_NIL_MAP_PANIC = (
     "crane-scheduler would panic (assignment to entry in nil map) placing a scalar resource"
 )
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+# Filter passes a pod that is not topology-aware even when no zone has anything left to
+# give it; its topology-result is then empty, and the pod never lands: Reserve fails
+# with this error, or, with other feasible nodes, Score divides by zero before it.
+ERR_EMPTY_RESULT = (
+    "node(s) topology result is empty: Reserve fails (Score divides by zero first when "
+    "other nodes are feasible)"
+)
 T = TypeVar("T")
 
 
@@ -425,10 +432,7 @@ def _verdict(results: tuple[ZoneResult, ...] | None, aware: bool) -> PlacementRe
         return refused(Reason(ReasonCheck.INSUFFICIENT_NUMA, message=ERR_NIL_MAP_PANIC))
     note = ("topology-aware: one zone",) if aware else ("not topology-aware: greedy fill",)
     if not results:
-        undefined = Reason(
-            ReasonCheck.SCORE_UNDEFINED, message="empty topology result: Score divides by zero"
-        )
-        return PlacementResult(True, None, (undefined,), notes=note)
+        return refused(Reason(ReasonCheck.SCHEDULER_ERROR, message=ERR_EMPTY_RESULT), notes=note)
     return PlacementResult(
         fits=True,
         score=MAX_NODE_SCORE // len(results),

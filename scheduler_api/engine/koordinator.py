@@ -339,6 +339,28 @@ def filter_node(
     return filter_run(run, choose(run))
 
 
+def _unknown_numa_policy(policy: str) -> Reason | None:
+    """createNUMATopologyPolicy knows three policies; for any other label value (such as
+    `None`, a value users write) it returns no policy, and FilterByNUMANode's merge then
+    dereferences nil: koord-scheduler panics instead of placing the pod."""
+    if policy in KNOWN_NUMA_POLICIES:
+        return None
+    message = (
+        f"koord-scheduler would fail: NUMA topology policy {policy!r} is none of "
+        f"{', '.join(sorted(KNOWN_NUMA_POLICIES))} (its Filter dereferences a nil policy)"
+    )
+    return Reason(ReasonCheck.SCHEDULER_ERROR, message=message)
+
+
+KNOWN_NUMA_POLICIES = frozenset(
+    {
+        NUMATopologyPolicy.BEST_EFFORT,
+        NUMATopologyPolicy.RESTRICTED,
+        NUMATopologyPolicy.SINGLE_NUMA_NODE,
+    }
+)
+
+
 def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
     """Plugin.Filter once the node's policies are resolved."""
     if run.request_cpu_bind:
@@ -352,7 +374,8 @@ def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
                 return FilterOutcome(refused(attempt))
             return FilterOutcome(PlacementResult(True), run, None, ops)
     if run.numa_policy != NUMATopologyPolicy.NONE:
-        return _admit(run, ops)
+        unknown = _unknown_numa_policy(run.numa_policy)
+        return FilterOutcome(refused(unknown)) if unknown else _admit(run, ops)
     note = ("NUMA topology policy none",)
     return FilterOutcome(PlacementResult(True, notes=note), run, None, ops)
 

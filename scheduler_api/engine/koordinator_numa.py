@@ -314,8 +314,18 @@ def try_allocate(
 
 
 def is_scalar(name: str) -> bool:
-    """schedutil.IsScalarResourceName: extended, hugepages or prefixed native names."""
-    return "/" in name or name.startswith("hugepages-")
+    """schedutil.IsScalarResourceName: extended, hugepages, attachable volumes or prefixed
+    native names."""
+    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
+
+
+SCORED_NATIVE = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def is_scored(name: str) -> bool:
+    """Names calculateResourceAllocatableRequest reads; any other (`pods`) has no
+    allocatable there, so a weight on it is skipped like a resource the node lacks."""
+    return name in SCORED_NATIVE or is_scalar(name)
 
 
 def resource_score(
@@ -331,7 +341,7 @@ def resource_score(
         pod_request = pod_requests.get(name, 0)
         if pod_request == 0 and is_scalar(name):
             continue
-        capacity = allocatable.get(name, 0)
+        capacity = allocatable.get(name, 0) if is_scored(name) else 0
         if capacity == 0:
             continue
         used = requested.get(name, 0) + pod_request

@@ -5,6 +5,7 @@ Shared by the Filter (`nrt_match`) and the Score strategies (`nrt_scoring`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -88,12 +89,24 @@ def resolve_topology_manager(
         scope = attributes["topologyManagerScope"]
     if attributes.get("topologyManagerPolicy") in POLICY_VALUES:
         policy = attributes["topologyManagerPolicy"]
-    raw_max = attributes.get("topologyManagerMaxNUMANodes", "")
-    if raw_max.lstrip("+-").isdigit() and int(raw_max) > 1:
-        max_numa = min(int(raw_max), LIMIT_NUMA_NODES)
+    raw_max = _go_atoi(attributes.get("topologyManagerMaxNUMANodes", ""))
+    if raw_max is not None and raw_max > 1:
+        max_numa = min(raw_max, LIMIT_NUMA_NODES)
     return TopologyManagerConfig(
         TopologyManagerPolicy(policy), TopologyManagerScope(scope), max_numa
     )
+
+
+def _go_atoi(text: str) -> int | None:
+    """Go's strconv.Atoi on 64 bits: an optional sign and ASCII digits, within int64;
+    None where Atoi fails (the attribute is then ignored, as upstream ignores it)."""
+    if not _ATOI.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+_ATOI = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(slots=True)

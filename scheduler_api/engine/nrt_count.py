@@ -1,7 +1,10 @@
 """What-if capacity on a scheduler-plugins node: copies counted per NUMA zone.
 
 The reference fills the node copy by copy: Filter, the kubelet's pinning, assume the
-copy (its reserve debits the chosen zone's `available`), Filter again. Under
+copy (it debits the chosen zone's `available`, as the NRT reads once the topology
+exporter has seen the pod start), Filter again. This counts the settled state, not a
+burst: scheduler-plugins' own caches differ until the NRT is refreshed (the
+OverReserve cache debits every zone, the passthrough cache none). Under
 single-numa-node each copy lands whole in one zone (the lowest id where every
 requested resource is suitable) and debits only that zone, so zones fill
 independently: a zone takes `available // request` copies of each resource the

@@ -41,6 +41,7 @@ class ReasonCheck(StrEnum):
     NODE_UNSCHEDULABLE = "node-unschedulable"
     NODE_RESOURCES_FIT = "node-resources-fit"
     KUBELET_ADMISSION = "kubelet-admission"
+    SCHEDULER_ERROR = "scheduler-error"  # the scheduler itself fails on this node
 
 
 MEMORY_LIKE_PREFIXES = ("memory", "hugepages-", "ephemeral-storage", "storage")

@@ -1,7 +1,8 @@
 """Assume a placed pod: the node as the next scheduling cycle would see it.
 
 Each system keeps its own books, and the next pod must see the previous one there:
-scheduler-plugins debits the chosen NUMA zone (as its reserve cache does), Crane
+scheduler-plugins debits the chosen NUMA zone (as the NRT reads once the exporter
+has seen the pod start; its OverReserve cache debits every zone until then), Crane
 and Koordinator read the per-NUMA amounts their own annotation publishes, and the
 kubelet's pinned CPUs leave the free pool. Every system also sees the node-level
 requests grow by the pod's.

@@ -3,7 +3,10 @@
 scheduler-plugins and crane-scheduler choose a node (and a zone), not CPUs: on a
 node whose CPU layout is known (koordlet publishes it), the kubelet's static
 policy decides the cpuset. This runs the CPU manager's hints through the Topology
-Manager and allocates each container's exclusive CPUs, as `policy_static.go` would.
+Manager and allocates each container's exclusive CPUs, as `policy_static.go` would:
+init containers first, a finished one's CPUs reusable by the containers after it
+(sidecars keep theirs), and the pod scope's one hint sized by `podGuaranteedCPUs`.
+The cpuset reported is what the long-running containers (apps and sidecars) hold.
 Only the CPU hint provider is modelled (memory and device managers are not).
 """
 
@@ -16,6 +19,7 @@ from scheduler_api.engine.cpu_topology import CPUTopology
 from scheduler_api.engine.cpumanager import (
     StaticPolicyOptions,
     allocate_cpus,
+    check_options_fit,
     cpu_hints,
     hints_by_resource,
 )
@@ -74,40 +78,91 @@ def pinned_cpus(node: NodeSnapshot) -> frozenset[int]:
 
 
 def _single_numa_hints(
-    topology: CPUTopology, free: frozenset[int], count: int
+    topology: CPUTopology, free: frozenset[int], reuse: frozenset[int], count: int
 ) -> list[TopologyHint]:
     """The hints single-numa-node keeps, without walking all 2^N masks: one zone each,
-    preferred (it holds `count` by capacity), and having `count` free."""
+    preferred (it holds `count` by capacity), holding every reusable CPU, and having
+    `count` free with them."""
+    reuse_numa = {topology.numa_of(cpu) for cpu in reuse}
     return [
         TopologyHint(frozenset({numa}), True)
         for numa in topology.numa_nodes()
-        if len(topology.cpus_in_numa(numa)) >= count
-        and len(topology.cpus_in_numa(numa) & free) >= count
+        if reuse_numa <= {numa}
+        and len(topology.cpus_in_numa(numa)) >= count
+        and len(reuse) + len(topology.cpus_in_numa(numa) & free) >= count
     ]
 
 
-def _merged_hint(
-    topology: CPUTopology,
-    free: frozenset[int],
-    count: int,
-    options: StaticPolicyOptions,
-    policy: TopologyManagerPolicy,
-) -> TopologyHint | Reason:
-    if policy is TopologyManagerPolicy.NONE:
-        return TopologyHint(None, True)  # the none policy asks no provider for hints
-    if policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and not options.align_by_socket:
-        hints = _single_numa_hints(topology, free, count)
-    else:
-        hints = cpu_hints(topology, free, count, options=options)
-    numa_nodes = list(topology.numa_nodes())
-    merged, admitted = merge_hints(hints_by_resource({"cpu": hints}), numa_nodes, policy)
-    if not admitted:
-        return Reason(
-            ReasonCheck.KUBELET_ADMISSION,
-            resource="cpu",
-            message=f"kubelet would refuse the pod: TopologyAffinityError under {policy}",
+PREFER_CLOSEST_OPTION = "prefer-closest-numa-nodes"
+PREFER_CLOSEST_ATTRIBUTE = "topologyManagerOptionPreferClosestNumaNodes"
+
+
+def closest_numa_distances(
+    node: NodeSnapshot, topology: CPUTopology
+) -> dict[int, dict[int, int]] | None:
+    """The NUMA distance table when the Topology Manager prefers the closest NUMA nodes.
+
+    The option comes from the kubelet's configuration when known, else from the NRT's
+    attributes; the distances from the NRT zones' costs. None when the option is off,
+    or when the costs miss a pair of the machine's NUMA nodes: the merge then prefers
+    the narrowest mask, as without the option.
+    """
+    enabled = node.tm_options.get(PREFER_CLOSEST_OPTION) == "true" or (
+        node.nrt_attributes.get(PREFER_CLOSEST_ATTRIBUTE) == "true"
+    )
+    if not enabled:
+        return None
+    numa_ids = topology.numa_nodes()
+    costs = {zone.numa_id: zone.costs for zone in node.zones if zone.zone_type == "Node"}
+    if not all(b in costs.get(a, {}) for a in numa_ids for b in numa_ids):
+        return None
+    return {a: {b: costs[a][b] for b in numa_ids} for a in numa_ids}
+
+
+@dataclass(frozen=True, slots=True)
+class _StaticPolicy:
+    """The node's static CPU manager behind its Topology Manager, as the kubelet runs."""
+
+    topology: CPUTopology
+    options: StaticPolicyOptions
+    policy: TopologyManagerPolicy
+    reserved: frozenset[int]
+    distances: dict[int, dict[int, int]] | None
+
+    def hint(
+        self, free: frozenset[int], reuse: frozenset[int], count: int
+    ) -> TopologyHint | Reason:
+        """The Topology Manager's merge of the CPU manager's hints for `count` CPUs."""
+        if self.policy is TopologyManagerPolicy.NONE:
+            return TopologyHint(None, True)  # the none policy asks no provider for hints
+        topology, options = self.topology, self.options
+        if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and not options.align_by_socket:
+            hints = _single_numa_hints(topology, free, reuse, count)
+        else:
+            hints = cpu_hints(topology, free, count, reuse, options=options)
+        merged, admitted = merge_hints(
+            hints_by_resource({"cpu": hints}),
+            list(topology.numa_nodes()),
+            self.policy,
+            prefer_closest=self.distances is not None,
+            distances=self.distances,
         )
-    return merged
+        if not admitted:
+            return Reason(
+                ReasonCheck.KUBELET_ADMISSION,
+                resource="cpu",
+                message=f"kubelet would refuse the pod: TopologyAffinityError under {self.policy}",
+            )
+        return merged
+
+    def allocate(
+        self, free: frozenset[int], reuse: frozenset[int], count: int, hint: TopologyHint
+    ) -> frozenset[int]:
+        """allocateCPUs from the free and the reusable CPUs. The reserved CPUs go in too:
+        full-pcpus-only counts their siblings as taken."""
+        return allocate_cpus(
+            self.topology, free | reuse, count, hint, options=self.options, reserved=self.reserved
+        )
 
 
 def _too_many_numa_nodes(
@@ -126,35 +181,112 @@ def _too_many_numa_nodes(
     return Reason(ReasonCheck.KUBELET_ADMISSION, message=message)
 
 
+def _not_started(why: str) -> Reason:
+    return Reason(ReasonCheck.KUBELET_ADMISSION, message=f"kubelet would not start: {why}")
+
+
+def _options_or_refusal(
+    node: NodeSnapshot, topology: CPUTopology, policy: TopologyManagerPolicy
+) -> StaticPolicyOptions | Reason:
+    """The static policy's options, or why the kubelet would refuse them at start-up
+    (`ValidateStaticPolicyOptions` and the options' own compatibility checks)."""
+    try:
+        options = static_options(node.cpu_manager_options)
+        check_options_fit(topology, options)
+    except ValueError as error:
+        return _not_started(str(error))
+    if options.align_by_socket and policy is TopologyManagerPolicy.SINGLE_NUMA_NODE:
+        return _not_started(
+            "the single-numa-node Topology Manager policy is incompatible with the "
+            "align-by-socket CPU manager option"
+        )
+    return options
+
+
+def pod_guaranteed_cpus(pod: PodSpec) -> int:
+    """podGuaranteedCPUs: the larger of what any init container needs (with the sidecars
+    started before it) and what the app containers and every sidecar need together."""
+    by_init = by_sidecars = 0
+    for container in pod.init_containers:
+        cpus = exclusive_cpu_count(container)
+        if container.restart_policy == SIDECAR_RESTART_POLICY:
+            by_sidecars += cpus
+        else:
+            by_init = max(by_init, by_sidecars + cpus)
+    by_apps = sum(exclusive_cpu_count(container) for container in pod.containers)
+    return max(by_init, by_apps + by_sidecars)
+
+
+SIDECAR_RESTART_POLICY = "Always"
+
+
+def _admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
+    """(exclusive CPUs, whether they are given back for reuse) per container, in the
+    order the kubelet admits them: init containers first. An init container that is not
+    a sidecar runs to completion first: the containers after it may reuse its CPUs."""
+    return [
+        (exclusive_cpu_count(c), c.restart_policy != SIDECAR_RESTART_POLICY)
+        for c in pod.init_containers
+    ] + [(exclusive_cpu_count(c), False) for c in pod.containers]
+
+
 def kubelet_pinning(node: NodeSnapshot, pod: PodSpec) -> KubeletPinning:
-    """The exclusive CPUs the static CPU manager would give the pod on `node`."""
-    counts = [exclusive_cpu_count(c) for c in pod.containers]
+    """The exclusive CPUs the static CPU manager would give the pod's long-running
+    containers (app containers and sidecars) on `node`."""
+    order = _admission_order(pod)
     if (
         not node.cpus
         or node.cpu_manager_policy != "static"
         or pod.qos_class is not QoSClass.GUARANTEED
-        or not any(counts)
+        or not any(count for count, _ in order)
     ):
         return KubeletPinning(None)
-    topology = CPUTopology.from_cpus(node.cpus)
-    options = static_options(node.cpu_manager_options)
-    free = topology.cpus() - pinned_cpus(node) - node.kubelet_reserved_cpus
-    policy, scope = kubelet_policy(node)
-    too_many = _too_many_numa_nodes(node, topology, policy)
-    if too_many is not None:
-        return KubeletPinning(None, too_many)
+    static = _static_policy(node)
+    if isinstance(static, Reason):
+        return KubeletPinning(None, static)
+    free = static.topology.cpus() - pinned_cpus(node) - static.reserved
     try:
-        pod_hint = None
-        if scope is TopologyManagerScope.POD:
-            pod_hint = _merged_hint(topology, free, sum(counts), options, policy)
-        taken: set[int] = set()
-        for count in counts:
-            if count == 0:
-                continue
-            hint = pod_hint or _merged_hint(topology, free - taken, count, options, policy)
-            if isinstance(hint, Reason):
-                return KubeletPinning(None, hint)
-            taken |= allocate_cpus(topology, free - taken, count, hint, options=options)
+        return _pin(static, free, order, kubelet_policy(node)[1], pod_guaranteed_cpus(pod))
     except AllocationError as error:
         return KubeletPinning(None, Reason(ReasonCheck.KUBELET_ADMISSION, message=str(error)))
-    return KubeletPinning(frozenset(taken))
+
+
+def _static_policy(node: NodeSnapshot) -> _StaticPolicy | Reason:
+    """The node's static policy, or why the kubelet would not run it."""
+    topology = CPUTopology.from_cpus(node.cpus)
+    policy, _ = kubelet_policy(node)
+    options = _options_or_refusal(node, topology, policy)
+    if isinstance(options, Reason):
+        return options
+    too_many = _too_many_numa_nodes(node, topology, policy)
+    if too_many is not None:
+        return too_many
+    distances = closest_numa_distances(node, topology)
+    return _StaticPolicy(topology, options, policy, node.kubelet_reserved_cpus, distances)
+
+
+def _pin(
+    static: _StaticPolicy,
+    free: frozenset[int],
+    order: list[tuple[int, bool]],
+    scope: TopologyManagerScope,
+    pod_cpus: int,
+) -> KubeletPinning:
+    """Admit the containers in order: under the pod scope all take the pod's one hint;
+    under the container scope each gets its own, which must cover the reusable CPUs."""
+    pod_hint = (
+        static.hint(free, frozenset(), pod_cpus) if scope is TopologyManagerScope.POD else None
+    )
+    held: frozenset[int] = frozenset()
+    reuse: frozenset[int] = frozenset()
+    for count, given_back in order:
+        if count == 0:
+            continue
+        hint = pod_hint or static.hint(free, reuse, count)
+        if isinstance(hint, Reason):
+            return KubeletPinning(None, hint)
+        cpus = static.allocate(free, reuse, count, hint)
+        free -= cpus
+        reuse = reuse | cpus if given_back else reuse - cpus
+        held = held if given_back else held | cpus
+    return KubeletPinning(held)

@@ -221,4 +221,10 @@ MAX_NUMA_CASES = [
     pytest.param({"topologyManagerMaxNUMANodes": "1"}, 8, id="one-is-invalid"),
     pytest.param({"topologyManagerMaxNUMANodes": "abc"}, 8, id="non-number-ignored"),
     pytest.param({"topologyManagerMaxNUMANodes": "4096"}, 1024, id="clamped-to-1024"),
+    pytest.param({"topologyManagerMaxNUMANodes": "+16"}, 16, id="plus-sign-as-go-atoi"),
+    pytest.param({"topologyManagerMaxNUMANodes": "--4"}, 8, id="double-sign-ignored"),
+    pytest.param({"topologyManagerMaxNUMANodes": "+-16"}, 8, id="mixed-signs-ignored"),
+    pytest.param({"topologyManagerMaxNUMANodes": "\u00b2"}, 8, id="non-ascii-digit-ignored"),
+    pytest.param({"topologyManagerMaxNUMANodes": " 16"}, 8, id="space-ignored"),
+    pytest.param({"topologyManagerMaxNUMANodes": "9" * 20}, 8, id="beyond-int64-ignored"),
 ]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import crane
+from scheduler_api.engine import crane, crane_count
 from scheduler_api.engine.crane import CraneConfig, go117_sort_slice
 from scheduler_api.engine.results import ReasonCheck
 from scheduler_api.engine.snapshot import (
@@ -19,6 +20,7 @@ from scheduler_api.engine.snapshot import (
     ANN_CRANE_CPU_POLICY,
     ANN_CRANE_RESULT,
     AllocationSource,
+    ClusterSnapshot,
     Flavour,
     NodeSnapshot,
     OwnerRef,
@@ -27,6 +29,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
+from scheduler_api.engine.whatif import place
 from tests.engine.data_nrt_builders import amount, container, pod
 
 GI = 2**30
@@ -203,11 +206,34 @@ def test_awareness_annotation_parses_like_go() -> None:
         assert crane.evaluate(node, spec).fits is fits, text
 
 
-def test_empty_greedy_result_has_undefined_score() -> None:
+def test_an_empty_greedy_result_refuses_the_pod_as_reserve_would() -> None:
     node = crane_node([{1: 2500}, {2: 3900}], topology_policy="None")
     result = crane.evaluate(node, crane_pod("1"))
-    assert result.fits and result.score is None
-    assert result.reasons[0].check is ReasonCheck.SCORE_UNDEFINED
+    assert not result.fits and result.score is None
+    (reason,) = result.reasons
+    assert reason.check is ReasonCheck.SCHEDULER_ERROR
+    assert reason.message.startswith("node(s) topology result is empty")
+
+
+def test_copies_of_a_greedy_pod_stop_at_the_first_empty_result() -> None:
+    node = replace(
+        crane_node(topology_policy="None"), allocatable={"cpu": 16000, "memory": 64 * GI}
+    )
+    # zones give 2 and 3 whole cores: copies place 2 (node2), 2 (node1), then the last
+    # whole core of node2; a fourth copy finds nothing left and gets an empty result
+    result = place(ClusterSnapshot((node,)), crane_pod("2"), 0)
+    assert result.capacity is not None and result.capacity.per_node == {"master": 3}
+
+
+def test_copies_of_a_greedy_pod_with_zones_to_spare_are_counted_at_once() -> None:
+    node = replace(
+        crane_node(topology_policy="None", zones=(("node0", 64000, GI), ("node1", 64000, GI))),
+        allocatable={"cpu": 16000, "memory": 64 * GI},
+    )
+    config, request = CraneConfig(), {"cpu": 2000}
+    assert crane_count.fill_count(node, crane_pod("2"), config, request, 100) == 8
+    dry = replace(node, zones=crane_node(topology_policy="None").zones)
+    assert crane_count.fill_count(dry, crane_pod("2"), config, request, 100) is None
 
 
 # --- Go 1.17 sort.Slice ------------------------------------------------------------------

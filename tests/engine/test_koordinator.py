@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -473,3 +474,33 @@ def test_sample_without_reservations_frees_nothing(worker_03: NodeSnapshot) -> N
     """Reservation cpus are only held when the reservation is passed in."""
     result = koordinator.allocate(worker_03, lsr_pod("8"))
     assert result.cpuset == parse_cpuset("1-2,12-13,17-18,28-29")
+
+
+# --- upstream edge cases ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["None", "bestEffort", "Bogus"])
+def test_a_numa_policy_label_koord_scheduler_has_no_policy_for_is_a_scheduler_error(label) -> None:
+    node = koord_node(4, 2, labels={"node.koordinator.sh/numa-topology-policy": label})
+    result = koordinator.allocate(node, lsr_pod("2", qos="LS"))
+    assert not result.fits and result.annotations == {}
+    (reason,) = result.reasons
+    assert reason.check is ReasonCheck.SCHEDULER_ERROR
+    assert repr(label) in reason.message
+
+
+def test_a_weight_on_pods_is_skipped_as_koord_scheduler_reads_no_allocatable_for_it() -> None:
+    node = koord_node(8, 2)
+    node = replace(
+        node,
+        allocatable={"cpu": 16000, "memory": 256 * GI, "pods": 110},
+        requested={"cpu": 8000, "memory": 64 * GI, "pods": 100},
+    )
+    spec = lsr_pod("8", "64Gi", qos="LS")
+    plain = koordinator.evaluate(
+        node, spec, config=KoordConfig(resource_weights={"cpu": 1, "memory": 1})
+    )
+    weighted = koordinator.evaluate(
+        node, spec, config=KoordConfig(resource_weights={"cpu": 1, "memory": 1, "pods": 5})
+    )
+    assert plain.score == weighted.score == (0 + 50) // 2

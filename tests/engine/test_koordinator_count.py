@@ -48,7 +48,9 @@ from scheduler_api.engine.snapshot import (
     Zone,
 )
 from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_systems import SystemConfigs, pod_request
+from scheduler_api.engine.whatif_judge import Judgement
+from scheduler_api.engine.whatif_systems import Scheduler, SystemConfigs, pod_request
+from scheduler_api.engine.whatif_vector import NRTIndex
 from tests.engine.data_nrt_builders import container, pod
 
 GI = 2**30
@@ -272,8 +274,10 @@ def test_the_fast_capacity_count_equals_filling_copy_by_copy(
     case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
 ) -> None:
     node, spec, held = case
-    judgement = evaluate(ClusterSnapshot((node,), held), spec, scheduler="koordinator")._judgement
-    judgement.configs = SystemConfigs(koordinator=config)
+    # judged under `config` from the start: the first copy's verdict, which fill_node
+    # reuses, must come from the same config as the copies after it
+    configs = SystemConfigs(koordinator=config)
+    judgement = Judgement(NRTIndex((node,)), held, spec, Scheduler.KOORDINATOR, configs, detailed=3)
     reference = judgement.fill_copy_by_copy(0, 40, fast=False)
     counted = fill_count(node, spec, config, held, pod_request(spec), 40)
     event(_kind(node, spec, config, held, counted))

@@ -216,24 +216,27 @@ def test_koordinator_cpusets_are_disjoint_and_inside_their_numa_zones(
     st.integers(1, 4),
     st.sampled_from([2, 4, 6]),
     st.sets(st.integers(0, 23)),
+    st.sets(st.integers(0, 23), max_size=3),
     st.integers(1, 12),
 )
 def test_the_single_numa_shortcut_merges_like_every_mask(
-    numas: int, per_numa: int, taken: set[int], count: int
+    numas: int, per_numa: int, taken: set[int], reused: set[int], count: int
 ) -> None:
     from scheduler_api.engine.cpu_topology import CPUTopology
     from scheduler_api.engine.cpumanager import StaticPolicyOptions, cpu_hints, hints_by_resource
     from scheduler_api.engine.hints import merge_hints
     from scheduler_api.engine.snapshot import TopologyManagerPolicy
-    from scheduler_api.engine.whatif_kubelet import _merged_hint
+    from scheduler_api.engine.whatif_kubelet import _StaticPolicy
 
     rows = [(c, c // 2, 0, c // per_numa) for c in range(numas * per_numa)]
     topology = CPUTopology.from_cpus(rows)
     free = topology.cpus() - taken
+    reuse = frozenset(reused) & (topology.cpus() - free)  # an init container's: not free
     policy = TopologyManagerPolicy.SINGLE_NUMA_NODE
-    every = cpu_hints(topology, free, count)
+    every = cpu_hints(topology, free, count, reuse)
     want, admitted = merge_hints(
         hints_by_resource({"cpu": every}), list(topology.numa_nodes()), policy
     )
-    got = _merged_hint(topology, free, count, StaticPolicyOptions(), policy)
+    static = _StaticPolicy(topology, StaticPolicyOptions(), policy, frozenset(), None)
+    got = static.hint(free, reuse, count)
     assert (got == want) if admitted else not isinstance(got, type(want))

@@ -1,5 +1,7 @@
 """Parsers on every reference sample, with exact values, and malformed inputs."""
 
+import json
+
 import pytest
 
 from topology.choices import AllocationSource, Flavour, ReservationPhase
@@ -86,6 +88,54 @@ def test_crane_pod_topology_result_becomes_a_numa_allocation():
         "none",
         "immovable",
     }
+
+
+def _crane_pod_with_result(result: str) -> dict:
+    pod = next(
+        i
+        for i in sample_items("node-crane.json")
+        if "topology.crane.io/topology-result" in i["metadata"].get("annotations", {})
+    )
+    pod["metadata"]["annotations"]["topology.crane.io/topology-result"] = result
+    return pod
+
+
+def _crane_zone(name: str, cpu: str, zone_type: str | None = "Node") -> dict:
+    zone = {"name": name, "resources": {"capacity": {"cpu": cpu}}}
+    return zone if zone_type is None else {**zone, "type": zone_type}
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        pytest.param("{not json", id="invalid-json"),
+        pytest.param('{"name": "node0"}', id="not-a-list"),
+        pytest.param(json.dumps([_crane_zone("node0", "lots")]), id="bad-quantity"),
+        pytest.param(json.dumps([{"name": 0, "type": "Node"}]), id="name-not-a-string"),
+    ],
+)
+def test_a_crane_result_crane_scheduler_cannot_read_is_ignored_and_the_pod_kept(result, caplog):
+    record = parse_pod(_crane_pod_with_result(result))
+    assert record.allocations == ()
+    assert record.containers  # the pod, with its requests, stays in the mirror
+    assert "topology.crane.io/topology-result" in caplog.text
+
+
+def test_only_node_zones_named_as_crane_names_them_count_in_a_crane_result():
+    zones = [
+        _crane_zone("node0", "2"),
+        _crane_zone("node1", "1", zone_type=None),  # no type: not a Node zone upstream
+        _crane_zone("socket0", "4", zone_type="Socket"),
+        _crane_zone("node01", "3"),  # crane-agent names zones node<N>: no zone has this name
+    ]
+    (allocation,) = parse_pod(_crane_pod_with_result(json.dumps(zones))).allocations
+    assert allocation.numa_resources == {0: {"cpu": 2000}}
+
+
+def test_a_zone_listed_twice_in_a_crane_result_counts_twice():
+    zones = [_crane_zone("node1", "1"), _crane_zone("node1", "500m")]
+    (allocation,) = parse_pod(_crane_pod_with_result(json.dumps(zones))).allocations
+    assert allocation.numa_resources == {1: {"cpu": 1500}}
 
 
 def test_koordinator_pod_resource_status_gives_cpuset_and_numa_resources():

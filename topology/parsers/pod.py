@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
 from topology.parsers.cpulist import parse_cpulist
-from topology.parsers.errors import FieldError
+from topology.parsers.errors import FieldError, ObjectParseError
 from topology.parsers.fields import Reader, Section
 from topology.parsers.node import tracked
 from topology.parsers.quantity import parse_resource_list
@@ -17,7 +18,8 @@ from topology.parsers.quantity import parse_resource_list
 CRANE_TOPOLOGY_RESULT = "topology.crane.io/topology-result"
 KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
-_CRANE_ZONE = re.compile(r"^node(\d+)$")
+logger = logging.getLogger(__name__)
+_CRANE_ZONE = re.compile(r"node(0|[1-9]\d*)")  # exactly as crane-agent names zones
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,9 @@ def _owner_references(metadata: Section) -> list[dict[str, Any]]:
 def _allocations(reader: Reader, annotations: dict[str, str]) -> tuple[AllocationRecord, ...]:
     allocations = []
     if CRANE_TOPOLOGY_RESULT in annotations:
-        allocations.append(parse_crane_topology_result(reader, annotations[CRANE_TOPOLOGY_RESULT]))
+        result = parse_crane_topology_result(reader, annotations[CRANE_TOPOLOGY_RESULT])
+        if result is not None:
+            allocations.append(result)
     if KOORD_RESOURCE_STATUS in annotations:
         status = parse_resource_status(reader, annotations[KOORD_RESOURCE_STATUS])
         if status is not None:
@@ -173,22 +177,55 @@ def _allocations(reader: Reader, annotations: dict[str, str]) -> tuple[Allocatio
     return tuple(allocations)
 
 
-def parse_crane_topology_result(reader: Reader, raw: str) -> AllocationRecord:
+def parse_crane_topology_result(reader: Reader, raw: str) -> AllocationRecord | None:
+    """What crane-scheduler's GetPodNUMANodeResult reads of the annotation, or None.
+
+    crane-scheduler is lenient here, and so are we, so that a pod is never dropped from
+    the mirror (with its node-level requests) over an annotation its scheduler ignores:
+    - an annotation that does not decode as a list of zones (bad JSON, a field of the
+      wrong type, a bad quantity) is ignored as a whole, and a warning names the field;
+    - only zones of type `Node` count, and only those named as Crane names NUMA zones
+      (`node<N>`): upstream matches the names exactly, and no other name is a zone's;
+    - a zone listed twice counts twice (upstream adds the entries up).
+    """
     path = f"metadata.annotations[{CRANE_TOPOLOGY_RESULT}]"
-    zones = reader.check(path, reader.json_field(path, raw), list)
+    try:
+        zones = _crane_result_zones(reader, path, raw)
+    except ObjectParseError as exc:
+        logger.warning("%s (ignored, as crane-scheduler ignores it)", exc)
+        return None
     numa: dict[int, dict[str, int]] = {}
+    for name, amounts in zones:
+        held = numa.setdefault(int(name[len("node") :]), {})
+        for resource, amount in amounts.items():
+            held[resource] = held.get(resource, 0) + amount
+    return AllocationRecord(AllocationSource.CRANE, None, numa, raw)
+
+
+def _crane_result_zones(reader: Reader, path: str, raw: str) -> list[tuple[str, dict[str, int]]]:
+    """(name, capacity) of each `Node` zone named `node<N>`; ObjectParseError when the
+    annotation would not unmarshal into crane's ZoneList."""
+    zones = reader.check(path, reader.json_field(path, raw), list)
+    kept = []
     for index, zone in enumerate(zones):
         zone_path = f"{path}[{index}]"
         reader.check(zone_path, zone, dict)
-        name = reader.check(f"{zone_path}.name", zone.get("name"), str)
-        match = _CRANE_ZONE.match(name)
-        if not match:
-            raise reader.error(f"{zone_path}.name", f"{name!r} is not a Crane NUMA zone (node<N>)")
-        capacity = (zone.get("resources") or {}).get("capacity")
-        numa[int(match[1])] = reader.convert(
-            f"{zone_path}.resources.capacity", capacity, parse_resource_list
+        name = reader.check(f"{zone_path}.name", _go_null(zone.get("name"), ""), str)
+        zone_type = reader.check(f"{zone_path}.type", _go_null(zone.get("type"), ""), str)
+        resources = reader.check(
+            f"{zone_path}.resources", _go_null(zone.get("resources"), {}), dict
         )
-    return AllocationRecord(AllocationSource.CRANE, None, numa, raw)
+        capacity = reader.convert(
+            f"{zone_path}.resources.capacity", resources.get("capacity"), parse_resource_list
+        )
+        if zone_type == "Node" and _CRANE_ZONE.fullmatch(name):
+            kept.append((name, capacity))
+    return kept
+
+
+def _go_null(value: Any, zero: Any) -> Any:
+    """Go's json leaves a field at its zero value for an absent or null one."""
+    return zero if value is None else value
 
 
 def parse_resource_status(
