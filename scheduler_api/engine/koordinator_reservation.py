@@ -209,17 +209,20 @@ def restore_state(
 def nominate(split: ReservationSplit, requests: dict[str, int]) -> ReservationSnapshot | None:
     """A simplified GetNominatedReservation: the matched reservation left fullest after use.
 
-    koord-scheduler scores candidate reservations (MostAllocated over the reserved
-    resources) and nominates the best; ties go to the name order here.
+    koord-scheduler scores candidate reservations (scoreReservation: MostAllocated over
+    the reserved resources, a resource the pod would over-ask scoring nothing) and
+    nominates the best; ties go to the name order here. The reservation-order label is
+    not modelled.
     """
 
     def fill_after(r: ReservationSnapshot) -> int:
-        scores = []
-        for name, capacity in r.allocatable.items():
-            if capacity > 0:
-                used = r.allocated.get(name, 0) + requests.get(name, 0)
-                scores.append(min(used, capacity) * 100 // capacity)
-        return sum(scores) // len(scores) if scores else 0
+        reserved = {name: capacity for name, capacity in r.allocatable.items() if capacity > 0}
+        total = 0
+        for name, capacity in reserved.items():
+            used = r.allocated.get(name, 0) + requests.get(name, 0)
+            if used <= capacity:
+                total += 100 * used // capacity
+        return total // len(reserved) if reserved else 0
 
     candidates = [r for r in split.matched if _has_room(r, requests)]
     return max(candidates, key=fill_after, default=None)

@@ -262,11 +262,15 @@ class NodeAllocation:
 def active_reservations(
     node: NodeSnapshot, reservations: Iterable[ReservationSnapshot]
 ) -> list[ReservationSnapshot]:
-    """IsObjValidActiveReservation: Available and bound to this node."""
+    """IsObjValidActiveReservation: bound to this node and active (IsReservationActive:
+    Available, or Waiting, whose resources are held as well)."""
     return [
         r for r in reservations
-        if r.phase is ReservationPhase.AVAILABLE and r.node_name == node.name
+        if r.phase in ACTIVE_RESERVATION_PHASES and r.node_name == node.name
     ]  # fmt: skip
+
+
+ACTIVE_RESERVATION_PHASES = frozenset({ReservationPhase.AVAILABLE, ReservationPhase.WAITING})
 
 
 def node_allocation(

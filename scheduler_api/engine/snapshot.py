@@ -242,6 +242,12 @@ class KoordResourceSpec:
     preferred_cpu_exclusive_policy: str = ""
 
 
+def _go_string(raw: Mapping[str, Any], key: str) -> str:
+    """A string field as Go's json leaves it: "" when absent or null."""
+    value = raw.get(key)
+    return "" if value is None else str(value)
+
+
 def _json_object(text: str | None) -> dict[str, Any] | None:
     """A JSON object, {} when absent, None when malformed (upstream returns an error)."""
     if text is None:
@@ -334,9 +340,9 @@ class PodSpec:
         if raw is None:
             return None
         return KoordResourceSpec(
-            required_cpu_bind_policy=str(raw.get("requiredCPUBindPolicy", "")),
-            preferred_cpu_bind_policy=str(raw.get("preferredCPUBindPolicy", "")),
-            preferred_cpu_exclusive_policy=str(raw.get("preferredCPUExclusivePolicy", "")),
+            required_cpu_bind_policy=_go_string(raw, "requiredCPUBindPolicy"),
+            preferred_cpu_bind_policy=_go_string(raw, "preferredCPUBindPolicy"),
+            preferred_cpu_exclusive_policy=_go_string(raw, "preferredCPUExclusivePolicy"),
         )
 
     @property
@@ -345,7 +351,7 @@ class PodSpec:
         raw = _json_object(self.annotations.get(ANN_KOORD_NUMA_SPEC))
         if raw is None:
             return None
-        return str(raw.get("numaTopologyPolicy", "")), str(raw.get("singleNUMANodeExclusive", ""))
+        return _go_string(raw, "numaTopologyPolicy"), _go_string(raw, "singleNUMANodeExclusive")
 
     @property
     def has_reservation_affinity(self) -> bool:

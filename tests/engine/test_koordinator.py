@@ -12,6 +12,7 @@ from scheduler_api.engine import koordinator, koordinator_pod
 from scheduler_api.engine.koordinator import KoordConfig
 from scheduler_api.engine.koordinator_merge import Hint, mask_str, merge
 from scheduler_api.engine.koordinator_numa import Allocation
+from scheduler_api.engine.koordinator_reservation import nominate, split_reservations
 from scheduler_api.engine.koordinator_state import nrt_numa_policy
 from scheduler_api.engine.results import Reason, ReasonCheck, parse_cpuset
 from scheduler_api.engine.snapshot import (
@@ -504,3 +505,52 @@ def test_a_weight_on_pods_is_skipped_as_koord_scheduler_reads_no_allocatable_for
         node, spec, config=KoordConfig(resource_weights={"cpu": 1, "memory": 1, "pods": 5})
     )
     assert plain.score == weighted.score == (0 + 50) // 2
+
+
+@pytest.mark.parametrize(
+    ("phase", "fits"),
+    [
+        (ReservationPhase.AVAILABLE, False),
+        (ReservationPhase.WAITING, False),  # IsReservationActive: Waiting holds as well
+        (ReservationPhase.SUCCEEDED, True),
+    ],
+)
+def test_an_active_reservation_of_another_owner_holds_its_cpus(phase, fits) -> None:
+    node = koord_node(4, 2)
+    held = ReservationSnapshot(
+        name="db",
+        uid="uid-db",
+        node_name=node.name,
+        phase=phase,
+        owners=(ReservationOwner(label_selector=LabelSelector({"app": "db"})),),
+        allocatable={"cpu": 6000},
+        cpuset=frozenset(range(6)),
+        numa_resources={0: {"cpu": 4000}, 1: {"cpu": 2000}},
+    )
+    spec = lsr_pod("4", labels={"app": "web"})
+    result = koordinator.allocate(node, spec, reservations=(held,))
+    assert result.fits is fits
+
+
+def test_a_reservation_the_pod_would_over_ask_scores_nothing_for_that_resource() -> None:
+    node = koord_node(4, 2)
+
+    def reservation(name: str, cpus: frozenset[int], numa: int, memory: int) -> ReservationSnapshot:
+        amounts = {"cpu": len(cpus) * 1000, "memory": memory}
+        return ReservationSnapshot(
+            name=name,
+            uid=f"uid-{name}",
+            node_name=node.name,
+            phase=ReservationPhase.AVAILABLE,
+            owners=(ReservationOwner(label_selector=LabelSelector({"app": "web"})),),
+            allocatable=amounts,
+            cpuset=cpus,
+            numa_resources={numa: amounts},
+        )
+
+    # the pod's 4 cpus over-ask a (2 cpus): a scores 50 (memory only), b 62
+    small = reservation("a", frozenset({0, 1}), 0, 4 * GI)
+    large = reservation("b", frozenset({4, 5, 6, 7}), 1, 16 * GI)
+    spec = lsr_pod("4", "4Gi", labels={"app": "web"})
+    split = split_reservations(node, spec, (small, large))
+    assert nominate(split, {"cpu": 4000, "memory": 4 * GI}) is large

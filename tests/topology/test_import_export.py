@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from scheduler_api.engine.koordinator_pod import pod_requests
 from topology.models import (
     Cluster,
     Node,
@@ -17,8 +18,9 @@ from topology.models import (
     Reservation,
     ZoneResource,
 )
-from topology.services.exporter import export_list
+from topology.services.exporter import export_list, pod_object
 from topology.services.importer import import_objects
+from topology.services.whatif import pod_from_manifest
 
 from .helpers import find, sample_items
 from .mirror import mirror_state
@@ -205,3 +207,22 @@ def test_import_command_fails_when_an_object_fails(tmp_path, capsys):
 def test_export_of_an_unknown_cluster_says_which_exist(small_cluster):
     with pytest.raises(CommandError, match="known: small"):
         call_command("export_snapshot", "--cluster", "nope")
+
+
+def test_a_sidecar_survives_import_export_and_counts_in_the_pods_requests():
+    items = sample_items("cluster-small.json")
+    pod = next(i for i in items if i["kind"] == "Pod" and i["spec"].get("nodeName"))
+    sidecar = {
+        "name": "proxy",
+        "restartPolicy": "Always",
+        "resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "3"}},
+    }
+    pod["spec"]["initContainers"] = [sidecar]
+    assert import_objects(cluster_name="sidecars", objects=items).ok
+    stored = Pod.objects.get(cluster__name="sidecars", name=pod["metadata"]["name"])
+    assert stored.init_containers[0]["restart_policy"] == "Always"
+    exported = pod_object(stored)
+    assert exported["spec"]["initContainers"][0]["restartPolicy"] == "Always"
+    spec = pod_from_manifest(exported)
+    apps = sum(c.requests.get("cpu", 0) for c in spec.containers)
+    assert pod_requests(spec)[0]["cpu"] == apps + 3000

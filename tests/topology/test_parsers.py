@@ -70,6 +70,97 @@ def test_node_reservation_annotation_is_parsed():
     assert record.capacity["memory"] == 1057277280 * 1024
 
 
+def _node_with_reservation(value: str) -> dict:
+    node = find(sample_items("cluster-small.json"), "Node", "worker-06")
+    node["metadata"]["annotations"]["node.koordinator.sh/reservation"] = value
+    return node
+
+
+@pytest.mark.parametrize(
+    ("value", "cpu", "policy"),
+    [
+        pytest.param('{"resources": {"cpu": 1.5}}', 1500, "", id="json-number-quantity"),
+        pytest.param('{"resources": {"cpu": null}}', 0, "", id="null-quantity-is-zero"),
+        pytest.param(
+            '{"reservedCPUs": "0-3", "applyPolicy": "Strict"}', None, "Strict", id="other-policy"
+        ),
+    ],
+)
+def test_a_node_reservation_is_read_as_koordinator_unmarshals_it(value, cpu, policy):
+    reservation = parse_node(_node_with_reservation(value)).reservation
+    assert reservation.resources.get("cpu") == cpu
+    assert reservation.apply_policy == policy
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("{not json", id="invalid-json"),
+        pytest.param('{"resources": {"cpu": "1C"}}', id="bad-quantity"),
+        pytest.param('{"reservedCPUs": "0-3, 8"}', id="bad-cpulist"),
+    ],
+)
+def test_a_node_reservation_koordinator_cannot_read_is_ignored_and_the_node_kept(value, caplog):
+    record = parse_node(_node_with_reservation(value))
+    assert record.reservation is None
+    assert record.allocatable  # the node itself is mirrored
+    assert not value or "node.koordinator.sh/reservation" in caplog.text
+
+
+def _koordinator_pod_with_status(status: str) -> dict:
+    pod = next(
+        i
+        for i in sample_items("node-koordinator-v1alpha1.json")
+        if i["kind"] == "Pod"
+        and "scheduling.koordinator.sh/resource-status" in i["metadata"].get("annotations", {})
+    )
+    pod["metadata"]["annotations"]["scheduling.koordinator.sh/resource-status"] = status
+    return pod
+
+
+def test_a_resource_status_koord_scheduler_cannot_read_is_ignored_and_the_pod_kept(caplog):
+    record = parse_pod(_koordinator_pod_with_status('{"cpuset": "0-3,"}'))
+    assert record.allocations == () and record.containers
+    assert "resource-status" in caplog.text
+
+
+def test_a_numa_entry_without_a_node_is_numa_node_zero_as_go_reads_it():
+    status = '{"numaNodeResources": [{"resources": {"cpu": "4"}}]}'
+    (allocation,) = parse_pod(_koordinator_pod_with_status(status)).allocations
+    assert allocation.numa_resources == {0: {"cpu": 4000}}
+
+
+def test_a_pod_cpu_alloc_without_namespace_or_name_is_kept():
+    nrt = first(sample_items("node-koordinator-v1alpha1.json"), "NodeResourceTopology")
+    nrt["metadata"]["annotations"]["node.koordinator.sh/pod-cpu-allocs"] = (
+        '[{"uid": "pod", "cpuset": "1-3", "managedByKubelet": true}]'
+    )
+    (alloc,) = parse_nrt(nrt).koordlet.pod_cpu_allocs
+    assert (alloc.uid, alloc.namespace, alloc.name) == ("pod", "", "")
+    assert alloc.cpuset == frozenset({1, 2, 3})
+
+
+@pytest.mark.parametrize(("value", "exclusive"), [("{}", True), ("false", False), ("true", True)])
+def test_system_qos_cpus_are_exclusive_unless_said_otherwise(value, exclusive):
+    nrt = first(sample_items("node-koordinator-v1alpha1.json"), "NodeResourceTopology")
+    text = (
+        '{"cpuset": "0-1"}' if value == "{}" else f'{{"cpuset": "0-1", "cpusetExclusive": {value}}}'
+    )
+    nrt["metadata"]["annotations"]["node.koordinator.sh/system-qos-resource"] = text
+    assert parse_nrt(nrt).koordlet.system_qos_exclusive is exclusive
+
+
+def test_a_sidecar_keeps_its_restart_policy():
+    pod = _crane_pod_with_result("[]")
+    sidecar = {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "2"}}}
+    plain = {"name": "setup", "resources": {"requests": {"cpu": "4"}}}
+    pod["spec"]["initContainers"] = [plain, sidecar]
+    record = parse_pod(pod)
+    assert [c.restart_policy for c in record.init_containers] == ["", "Always"]
+    assert record.init_containers[1].as_dict()["restart_policy"] == "Always"
+
+
 def test_crane_pod_topology_result_becomes_a_numa_allocation():
     items = sample_items("node-crane.json")
     pod = next(

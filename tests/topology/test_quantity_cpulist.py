@@ -74,7 +74,11 @@ def test_cpulists_parse_and_print_canonically(text, cpus, canonical):
     assert format_cpulist(parse_cpulist(text)) == canonical
 
 
-@pytest.mark.parametrize("text", ["a", "3-1", "1,,2", "1-", "-1", "1-2-3"])
+@pytest.mark.parametrize(
+    "text",
+    # Go's cpuset.Parse (strconv.Atoi) refuses spaces, underscores and trailing commas too
+    ["a", "3-1", "1,,2", "1-", "-1", "1-2-3", "0-3, 8", " 2", "1_0", "0-3,", "\u0663"],
+)
 def test_it_rejects_bad_cpulists(text):
     with pytest.raises(FieldError):
         parse_cpulist(text)

@@ -76,7 +76,7 @@ def container_specs(
             requests=dict(c.get("requests") or {}),
             limits=dict(c.get("limits") or {}),
             quantity_formats=formats.get(c["name"], {}),
-            restart_policy=str(c.get("restartPolicy", "")),
+            restart_policy=str(c.get("restart_policy") or c.get("restartPolicy") or ""),
         )
         for c in items
     )

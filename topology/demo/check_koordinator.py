@@ -50,7 +50,7 @@ def read_view(nrt: Obj) -> CpuView:
     policy = annotation_json(nrt, "kubelet.koordinator.sh/cpu-manager-policy") or {}
     reservation = annotation_json(nrt, RESERVATION) or {}
     system_qos = annotation_json(nrt, "node.koordinator.sh/system-qos-resource") or {}
-    exclusive = system_qos.get("cpusetExclusive") is True
+    exclusive = system_qos.get("cpusetExclusive") is not False  # absent: exclusive
     return CpuView(
         node_of={int(cpu["id"]): int(cpu["node"]) for cpu in topology["detail"]},
         kubelet_reserved=parse_cpulist(policy.get("reservedCPUs", "")),

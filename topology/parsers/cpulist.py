@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -11,7 +12,11 @@ MAX_CPU_ID = 65535
 
 
 def parse_cpulist(text: object) -> frozenset[int]:
-    """Parse a cpulist; the empty string is the empty set."""
+    """Parse a cpulist as Go's cpuset.Parse does; the empty string is the empty set.
+
+    Go splits on commas and dashes and reads each bound with strconv.Atoi, so it
+    refuses what Python's int() would forgive: spaces, underscores, empty elements.
+    """
     if not isinstance(text, str):
         raise FieldError(f"expected a cpulist string, got {type(text).__name__}")
     return _parse_cpulist_text(text)
@@ -22,24 +27,25 @@ def _parse_cpulist_text(text: str) -> frozenset[int]:
     """Memoised (the result is immutable): the pods and pools of a cluster repeat a
     limited set of cpusets, and a cold resync reads tens of thousands of them. The
     bound keeps the cache at a few MB even if every entry were a 384-CPU set."""
+    if not text:
+        return frozenset()
     cpus: set[int] = set()
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            if text.strip():
-                raise FieldError(f"{text!r} has an empty element")
-            continue
+    for part in text.split(","):
         cpus.update(_parse_range(part, text))
     return frozenset(cpus)
 
 
+_BOUND = re.compile(r"\+?[0-9]+")  # what strconv.Atoi takes once a range is split on "-"
+
+
 def _parse_range(part: str, text: str) -> range:
     first, sep, last = part.partition("-")
-    try:
-        start = int(first)
-        end = int(last) if sep else start
-    except ValueError:
-        raise FieldError(f"{text!r} is not a cpulist ({part!r} is not a number or range)") from None
-    if start < 0 or end < start or end > MAX_CPU_ID:
+    if not _BOUND.fullmatch(first) or (sep and not _BOUND.fullmatch(last)):
+        detail = "an empty element" if not part else f"{part!r} is not a number or range"
+        raise FieldError(f"{text!r} is not a cpulist ({detail})")
+    start = int(first)
+    end = int(last) if sep else start
+    if end < start or end > MAX_CPU_ID:
         raise FieldError(f"{text!r} is not a cpulist ({part!r} is not an increasing range)")
     return range(start, end + 1)
 

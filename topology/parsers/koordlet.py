@@ -74,7 +74,8 @@ def parse_koordlet_annotations(reader: Reader, annotations: dict[str, str]) -> K
         system_qos_cpus=_cpulist(
             reader, f"{_path(SYSTEM_QOS_RESOURCE)}.cpuset", system_qos.get("cpuset") or ""
         ),
-        system_qos_exclusive=bool(system_qos.get("cpusetExclusive")),
+        # IsCPUSetExclusive: absent (nil) means exclusive
+        system_qos_exclusive=system_qos.get("cpusetExclusive") is not False,
     )
 
 
@@ -180,8 +181,9 @@ def _pod_cpu_allocs(reader: Reader, annotations: dict[str, str]) -> tuple[Kubele
         reader.check(path, item, dict)
         allocs.append(
             KubeletCPUAlloc(
-                namespace=reader.check(f"{path}.namespace", item.get("namespace"), str),
-                name=reader.check(f"{path}.name", item.get("name"), str),
+                # omitempty upstream: koordlet leaves them out when it has no pod meta
+                namespace=reader.check(f"{path}.namespace", item.get("namespace") or "", str),
+                name=reader.check(f"{path}.name", item.get("name") or "", str),
                 uid=str(item.get("uid") or ""),
                 cpuset=_cpulist(reader, f"{path}.cpuset", item.get("cpuset")),
                 managed_by_kubelet=bool(item.get("managedByKubelet")),

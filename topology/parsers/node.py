@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from topology.parsers.cpulist import parse_cpulist
+from topology.parsers.errors import ObjectParseError
 from topology.parsers.fields import Reader
 from topology.parsers.quantity import parse_resource_list
 
+logger = logging.getLogger(__name__)
 RESERVATION_ANNOTATION = "node.koordinator.sh/reservation"
 # Annotation and label prefixes Topolens reads; everything else is left behind.
 TRACKED_PREFIXES = (
@@ -78,23 +81,50 @@ def tracked(annotations: dict[str, str]) -> dict[str, str]:
 def parse_node_reservation(
     reader: Reader, annotations: dict[str, str], base: str
 ) -> NodeReservationRecord | None:
+    """The node.koordinator.sh/reservation annotation, read as Koordinator reads it.
+
+    Koordinator never refuses a node over it: GetNodeReservation skips an empty value,
+    and its callers ignore one that does not unmarshal (bad JSON, a bad quantity or
+    cpulist), with a log line. So does this: the node stays, the annotation is ignored
+    with a warning naming the field. Quantities may be JSON numbers, and null is zero,
+    as resource.Quantity unmarshals them; an applyPolicy Koordinator does not know is
+    kept (it trims the node's allocatable only for "" and Default).
+    """
     raw = annotations.get(RESERVATION_ANNOTATION)
-    if raw is None:
+    if not raw:
         return None
     path = f"{base}[{RESERVATION_ANNOTATION}]"
+    try:
+        return _node_reservation(reader, path, raw)
+    except ObjectParseError as exc:
+        logger.warning("%s (ignored, as Koordinator ignores it)", exc)
+        return None
+
+
+def _node_reservation(reader: Reader, path: str, raw: str) -> NodeReservationRecord | None:
     data = reader.json_field(path, raw)
     if data is None:
         return None
     data = reader.check(path, data, dict)
-    cpus = data.get("reservedCPUs")
-    policy = data.get("applyPolicy") or ""
-    if policy not in ("", "Default", "ReservedCPUsOnly"):
-        raise reader.error(f"{path}.applyPolicy", f"unknown applyPolicy {policy!r}")
+    cpus = reader.check(f"{path}.reservedCPUs", data.get("reservedCPUs") or "", str)
+    policy = reader.check(f"{path}.applyPolicy", data.get("applyPolicy") or "", str)
+    resources = reader.check(f"{path}.resources", data.get("resources") or {}, dict)
+    quantities = {name: _json_quantity(value) for name, value in resources.items()}
     return NodeReservationRecord(
-        resources=reader.convert(f"{path}.resources", data.get("resources"), parse_resource_list),
+        resources=reader.convert(f"{path}.resources", quantities, parse_resource_list),
         reserved_cpus=(
             reader.convert(f"{path}.reservedCPUs", cpus, parse_cpulist) if cpus else None
         ),
         apply_policy=policy,
         raw=raw,
     )
+
+
+def _json_quantity(value: Any) -> Any:
+    """resource.Quantity's UnmarshalJSON: null is zero, and a JSON number is read as the
+    quantity it spells."""
+    if value is None:
+        return "0"
+    if isinstance(value, float):
+        return repr(value)
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
@@ -24,12 +24,21 @@ _CRANE_ZONE = re.compile(r"node(0|[1-9]\d*)")  # exactly as crane-agent names zo
 
 @dataclass(frozen=True)
 class ContainerRecord:
+    """`restart_policy` is an init container's (`Always`: a sidecar, which runs beside
+    the app containers and adds to their requests)."""
+
     name: str
     requests: dict[str, int]
     limits: dict[str, int]
+    restart_policy: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "requests": self.requests, "limits": self.limits}
+        return {
+            "name": self.name,
+            "requests": self.requests,
+            "limits": self.limits,
+            "restart_policy": self.restart_policy,
+        }
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,9 @@ def qos_class_of(
     """Kubernetes' QoS class, by the engine's rule (used when status.qosClass is absent)."""
 
     def spec(record: ContainerRecord) -> ContainerSpec:
-        return ContainerSpec(record.name, record.requests, record.limits)
+        return ContainerSpec(
+            record.name, record.requests, record.limits, restart_policy=record.restart_policy
+        )
 
     pod = PodSpec(
         namespace="",
@@ -117,7 +128,20 @@ def _containers(spec: Section, key: str, *, required: bool) -> tuple[ContainerRe
     path = f"{spec.path}.{key}"
     if required and not items:
         raise spec.reader.error(path, "a pod needs at least one container")
-    return tuple(_container(spec.reader, path, index, item) for index, item in enumerate(items))
+    records = [_container(spec.reader, path, index, item) for index, item in enumerate(items)]
+    if key == "initContainers":
+        records = [
+            _with_restart_policy(spec.reader, path, i, r, items[i]) for i, r in enumerate(records)
+        ]
+    return tuple(records)
+
+
+def _with_restart_policy(
+    reader: Reader, path: str, index: int, record: ContainerRecord, item: dict[str, Any]
+) -> ContainerRecord:
+    """An init container's restartPolicy (only `Always`, a sidecar, is allowed there)."""
+    policy = reader.check(f"{path}[{index}].restartPolicy", item.get("restartPolicy") or "", str)
+    return replace(record, restart_policy=policy) if policy else record
 
 
 def _container(reader: Reader, path: str, index: int, item: Any) -> ContainerRecord:
@@ -231,7 +255,18 @@ def _go_null(value: Any, zero: Any) -> Any:
 def parse_resource_status(
     reader: Reader, raw: str, base: str = "metadata.annotations"
 ) -> AllocationRecord | None:
+    """Koordinator's resource-status, or None. The scheduler's pod handler skips a pod's
+    status that does not unmarshal and keeps the pod; so does this, with a warning
+    (the pod, and its node-level requests, stay in the mirror)."""
     path = f"{base}[{KOORD_RESOURCE_STATUS}]"
+    try:
+        return _resource_status(reader, path, raw)
+    except ObjectParseError as exc:
+        logger.warning("%s (ignored, as koord-scheduler ignores it)", exc)
+        return None
+
+
+def _resource_status(reader: Reader, path: str, raw: str) -> AllocationRecord | None:
     data = reader.json_field(path, raw)
     if data is None:
         return None
@@ -244,7 +279,7 @@ def parse_resource_status(
     ):
         item_path = f"{path}.numaNodeResources[{index}]"
         reader.check(item_path, item, dict)
-        node = reader.check(f"{item_path}.node", item.get("node"), int)
+        node = reader.check(f"{item_path}.node", _go_null(item.get("node"), 0), int)
         numa[node] = reader.convert(
             f"{item_path}.resources", item.get("resources"), parse_resource_list
         )

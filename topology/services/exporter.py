@@ -81,7 +81,10 @@ def _container(data: dict[str, Any]) -> dict[str, Any]:
     resources = {
         key: format_resource_list(data[key]) for key in ("requests", "limits") if data.get(key)
     }
-    return {"name": data["name"], "resources": resources}
+    container = {"name": data["name"], "resources": resources}
+    if data.get("restart_policy"):
+        container["restartPolicy"] = data["restart_policy"]
+    return container
 
 
 def pod_object(pod: Pod) -> dict[str, Any]:

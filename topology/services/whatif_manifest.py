@@ -48,7 +48,10 @@ def _container(container: Mapping[str, Any]) -> dict[str, Any]:
         for key in ("requests", "limits")
         if container.get(key)
     }
-    return {"name": container["name"], "resources": resources}
+    manifest = {"name": container["name"], "resources": resources}
+    if container.get("restart_policy"):
+        manifest["restartPolicy"] = container["restart_policy"]
+    return manifest
 
 
 def scheduler_annotations(data: Mapping[str, Any]) -> dict[str, str]:

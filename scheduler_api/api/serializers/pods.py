@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from scheduler_api.api.serializers.common import (
@@ -16,6 +18,16 @@ class ContainerSerializer(serializers.Serializer):
     name = serializers.CharField()
     requests = amounts_field()
     limits = amounts_field()
+    restart_policy = serializers.CharField(
+        required=False,
+        help_text='an init container\'s restartPolicy, "Always" for a sidecar; absent otherwise',
+    )
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        if not data.get("restart_policy"):
+            data.pop("restart_policy", None)
+        return data
 
 
 class AllocationSerializer(serializers.ModelSerializer):

@@ -53,6 +53,9 @@ class CompactContainerSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=63)
     requests = _quantities('resource → quantity, e.g. {"cpu": "4", "memory": "8Gi"}')
     limits = _quantities("resource → quantity; a missing request defaults to its limit")
+    restart_policy = serializers.ChoiceField(
+        ["Always"], required=False, help_text='init containers only: "Always" makes a sidecar'
+    )
 
 
 def _choices(values: Any, help_text: str) -> serializers.ChoiceField:
