@@ -64,6 +64,7 @@ from scheduler_api.engine.results import (
     refused,
 )
 from scheduler_api.engine.snapshot import (
+    ANN_KOORD_RESERVATION_ALLOCATED,
     ANN_KOORD_RESOURCE_SPEC,
     ANN_KOORD_RESOURCE_STATUS,
     CPUBindPolicy,
@@ -390,6 +391,7 @@ class Placed:
     allocation: Allocation
     reusable: Mapping[int, Mapping[str, int]]
     preferred_cpus: frozenset[int]
+    reservation: ReservationSnapshot | None = None  # the nominated one it came from
 
 
 def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
@@ -411,7 +413,7 @@ def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
         reusable = add_numa(
             run.ctx.restore.unmatched_used, run.ctx.restore.matched_allocated, alloc.remained
         )
-        return Placed(result, reusable, alloc.reserved_cpus)
+        return Placed(result, reusable, alloc.reserved_cpus, alloc.reservation)
     from_node = try_from_node(run.ctx, opts)
     if isinstance(from_node, Reason):
         return from_node
@@ -481,6 +483,12 @@ def resource_spec_writeback(run: NodeRun) -> str | None:
     return json.dumps({k: v for k, v in values.items() if v}, separators=(",", ":"))
 
 
+def reservation_allocated(reservation: ReservationSnapshot) -> str:
+    """SetReservationAllocated: PreBind's record of the reservation the pod came from
+    (the next pod reads it: an allocateOnce reservation is then used up)."""
+    return json.dumps({"name": reservation.name, "uid": reservation.uid}, separators=(",", ":"))
+
+
 # --- entry points ---------------------------------------------------------------------------
 
 
@@ -548,6 +556,8 @@ def allocate(
     spec = resource_spec_writeback(run) if run.request_cpu_bind else None
     if spec is not None:
         annotations[ANN_KOORD_RESOURCE_SPEC] = spec
+    if placed.reservation is not None:
+        annotations[ANN_KOORD_RESERVATION_ALLOCATED] = reservation_allocated(placed.reservation)
     zones = tuple(n for n, _ in alloc.numa_resources) or verdict.numa_zones
     return replace(
         verdict,

@@ -148,6 +148,7 @@ ANN_KOORD_RESOURCE_SPEC = "scheduling.koordinator.sh/resource-spec"
 ANN_KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 ANN_KOORD_NUMA_SPEC = "scheduling.koordinator.sh/numa-topology-spec"
 ANN_KOORD_RESERVATION_AFFINITY = "scheduling.koordinator.sh/reservation-affinity"
+ANN_KOORD_RESERVATION_ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"
 
 GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})

@@ -20,6 +20,7 @@ from scheduler_api.engine.snapshot import (
     ANN_KOORD_RESOURCE_SPEC,
     ANN_KOORD_RESOURCE_STATUS,
     AllocationSource,
+    ClusterSnapshot,
     Flavour,
     LabelSelector,
     NodeSnapshot,
@@ -31,6 +32,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
+from scheduler_api.engine.whatif import place
 from tests.engine.data_nrt_builders import amount, amounts, container, pod
 
 GI = 2**30
@@ -554,3 +556,41 @@ def test_a_reservation_the_pod_would_over_ask_scores_nothing_for_that_resource()
     spec = lsr_pod("4", "4Gi", labels={"app": "web"})
     split = split_reservations(node, spec, (small, large))
     assert nominate(split, {"cpu": 4000, "memory": 4 * GI}) is large
+
+
+def _web_reservation(node: NodeSnapshot, name: str, cpus: frozenset[int], numa: int):
+    amounts = {"cpu": len(cpus) * 1000}
+    return ReservationSnapshot(
+        name=name,
+        uid=f"uid-{name}",
+        node_name=node.name,
+        phase=ReservationPhase.AVAILABLE,
+        owners=(ReservationOwner(label_selector=LabelSelector({"app": "web"})),),
+        allocatable=amounts,
+        cpuset=cpus,
+        numa_resources={numa: amounts},
+        allocate_once=True,
+    )
+
+
+def test_a_pod_placed_from_a_reservation_records_it_and_uses_it_up() -> None:
+    node = koord_node(4, 2, used={0: 2000, 1: 1000})
+    node = replace(
+        node,
+        allocations=tuple(
+            replace(a, cpuset=frozenset({2, 3}) if a.numa_resources.get(0) else frozenset({6}))
+            for a in node.allocations
+        ),
+    )
+    first, second = (
+        _web_reservation(node, "a", frozenset({0, 1}), 0),
+        _web_reservation(node, "b", frozenset({4, 5}), 1),
+    )
+    spec = lsr_pod("2", labels={"app": "web"})
+    result = koordinator.allocate(node, spec, reservations=(first, second))
+    assert result.cpuset == {0, 1}
+    allocated = json.loads(result.annotations["scheduling.koordinator.sh/reservation-allocated"])
+    assert allocated == {"name": "a", "uid": "uid-a"}
+    # a is allocateOnce: the second replica takes b, not a's CPUs again
+    placed = place(ClusterSnapshot((node,), (first, second)), spec, 2, scheduler="koordinator")
+    assert [p.cpuset for p in placed.placements] == [{0, 1}, {4, 5}]
