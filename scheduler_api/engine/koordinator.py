@@ -196,11 +196,12 @@ def _split_and_restore(
 ) -> tuple[ReservationSplit, RestoreState]:
     """split_reservations and restore_state, kept with the node's books for each answer
     the pod gives to the only questions the split asks of it: does it ignore
-    reservations, and whose owners does it match (of the reservations the books hold)."""
+    reservations, which one does its affinity name, and whose owners does it match (of
+    the reservations the books hold)."""
     if not kept.reservations:
         return NO_SPLIT, NO_RESTORE
     matches = tuple(matches_owners(pod, r.owners) for r in kept.reservations)
-    key = ("split", pod.ignores_reservations, matches)
+    key = ("split", pod.ignores_reservations, pod.reservation_affinity_name, matches)
     entry = kept.memo.get(key)
     if entry is None:
         split = split_reservations(kept.node, pod, reservations)
@@ -362,8 +363,21 @@ KNOWN_NUMA_POLICIES = frozenset(
 )
 
 
+ERR_RESERVATION_AFFINITY = "node(s) no reservations match reservation affinity"
+
+
+def filter_run_refuses_at_once(run: NodeRun) -> bool:
+    """The Reservation plugin's Filter, before the NUMA plugin's: a pod with a
+    reservation affinity needs a matched reservation on the node (every copy alike)."""
+    return run.state.has_reservation_affinity and not run.split.matched
+
+
 def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
-    """Plugin.Filter once the node's policies are resolved."""
+    """Plugin.Filter once the node's policies are resolved (`filter_run_refuses_at_once`
+    first)."""
+    if filter_run_refuses_at_once(run):
+        reason = Reason(ReasonCheck.RESERVATION, message=ERR_RESERVATION_AFFINITY)
+        return FilterOutcome(refused(reason))
     if run.request_cpu_bind:
         problem = bind_checks(run)
         if problem is not None:

@@ -39,6 +39,7 @@ from scheduler_api.engine.koordinator import (
     NodeRun,
     bind_checks,
     filter_run,
+    filter_run_refuses_at_once,
     node_run,
     place,
     resource_options,
@@ -531,7 +532,7 @@ def fill_count(
     if state.skip:
         return cap  # the plugin is skipped and nothing is held
     run = node_run(node, pod, state, reservations, config)
-    if isinstance(run, Reason):
+    if isinstance(run, Reason) or filter_run_refuses_at_once(run):
         return 0
     if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
         return cap  # Filter passes and Reserve writes nothing: the books never change

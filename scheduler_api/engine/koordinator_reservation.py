@@ -114,16 +114,21 @@ class ReservationSplit:
 def split_reservations(
     node: NodeSnapshot, pod: PodSpec, reservations: Iterable[ReservationSnapshot]
 ) -> ReservationSplit:
-    """Matched: Available on this node, not used up (allocateOnce), schedulable, owned."""
+    """Matched: Available on this node, not used up (allocateOnce), owned, and then the one
+    the pod's reservation affinity names (whether schedulable or not), or, without a
+    name, any schedulable one (checkReservationMatchedOrIgnored). A pod that ignores
+    reservations matches none here; upstream lets it use them all (not modelled).
+    Reservation taints and affinity selectors are not modelled either."""
     matched, unmatched = [], []
+    named = pod.reservation_affinity_name
     for r in sorted(reservations, key=lambda r: r.name):
         if r.phase is not ReservationPhase.AVAILABLE or r.node_name != node.name:
             continue
         assigned = assigned_pod_uids(node, r)
         if r.allocate_once and assigned:
             continue
-        usable = not pod.ignores_reservations and not r.unschedulable
-        if usable and matches_owners(pod, r.owners):
+        usable = r.name == named if named else not r.unschedulable
+        if usable and not pod.ignores_reservations and matches_owners(pod, r.owners):
             matched.append(r)
         elif assigned:
             unmatched.append(r)

@@ -359,6 +359,12 @@ class PodSpec:
         return ANN_KOORD_RESERVATION_AFFINITY in self.annotations
 
     @property
+    def reservation_affinity_name(self) -> str:
+        """The reservation the pod's reservation-affinity names ("" for none)."""
+        raw = _json_object(self.annotations.get(ANN_KOORD_RESERVATION_AFFINITY))
+        return _go_string(raw, "name") if raw is not None else ""
+
+    @property
     def ignores_reservations(self) -> bool:
         return self.labels.get(LABEL_RESERVATION_IGNORED) == "true"
 

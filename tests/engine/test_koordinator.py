@@ -594,3 +594,26 @@ def test_a_pod_placed_from_a_reservation_records_it_and_uses_it_up() -> None:
     # a is allocateOnce: the second replica takes b, not a's CPUs again
     placed = place(ClusterSnapshot((node,), (first, second)), spec, 2, scheduler="koordinator")
     assert [p.cpuset for p in placed.placements] == [{0, 1}, {4, 5}]
+
+
+AFFINITY = "scheduling.koordinator.sh/reservation-affinity"
+
+
+def test_a_reservation_affinity_by_name_uses_that_reservation_only() -> None:
+    node = koord_node(4, 2)
+    first = _web_reservation(node, "a", frozenset({0, 1, 2, 3}), 0)
+    second = replace(_web_reservation(node, "b", frozenset({4, 5, 6, 7}), 1), unschedulable=True)
+    spec = lsr_pod("4", labels={"app": "web"}, annotations={AFFINITY: '{"name": "b"}'})
+    # named, b is used although it is unschedulable; a, also owned, is not
+    result = koordinator.allocate(node, spec, reservations=(first, second))
+    assert result.cpuset == {4, 5, 6, 7}
+
+
+def test_a_pod_with_a_reservation_affinity_needs_a_matching_reservation_on_the_node() -> None:
+    node = koord_node(4, 2)
+    spec = lsr_pod("2", qos="LS", labels={"app": "web"}, annotations={AFFINITY: "{}"})
+    result = koordinator.evaluate(node, spec)
+    assert not result.fits
+    assert result.reasons[0].message == "node(s) no reservations match reservation affinity"
+    other = _web_reservation(node, "a", frozenset({0, 1}), 0)
+    assert koordinator.evaluate(node, spec, reservations=(other,)).fits
