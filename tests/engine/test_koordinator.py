@@ -534,32 +534,17 @@ def test_an_active_reservation_of_another_owner_holds_its_cpus(phase, fits) -> N
     assert result.fits is fits
 
 
-def test_a_reservation_the_pod_would_over_ask_scores_nothing_for_that_resource() -> None:
-    node = koord_node(4, 2)
-
-    def reservation(name: str, cpus: frozenset[int], numa: int, memory: int) -> ReservationSnapshot:
-        amounts = {"cpu": len(cpus) * 1000, "memory": memory}
-        return ReservationSnapshot(
-            name=name,
-            uid=f"uid-{name}",
-            node_name=node.name,
-            phase=ReservationPhase.AVAILABLE,
-            owners=(ReservationOwner(label_selector=LabelSelector({"app": "web"})),),
-            allocatable=amounts,
-            cpuset=cpus,
-            numa_resources={numa: amounts},
-        )
-
-    # the pod's 4 cpus over-ask a (2 cpus): a scores 50 (memory only), b 62
-    small = reservation("a", frozenset({0, 1}), 0, 4 * GI)
-    large = reservation("b", frozenset({4, 5, 6, 7}), 1, 16 * GI)
-    spec = lsr_pod("4", "4Gi", labels={"app": "web"})
-    split = split_reservations(node, spec, (small, large))
-    assert nominate(split, {"cpu": 4000, "memory": 4 * GI}) is large
-
-
-def _web_reservation(node: NodeSnapshot, name: str, cpus: frozenset[int], numa: int):
-    amounts = {"cpu": len(cpus) * 1000}
+def _web_reservation(
+    node: NodeSnapshot,
+    name: str,
+    cpus: frozenset[int],
+    numa: int,
+    *,
+    memory: int = 0,
+    allocate_once: bool = True,
+) -> ReservationSnapshot:
+    """A reservation of `cpus` on NUMA node `numa` (and `memory`) for pods app=web."""
+    amounts = {"cpu": len(cpus) * 1000, **({"memory": memory} if memory else {})}
     return ReservationSnapshot(
         name=name,
         uid=f"uid-{name}",
@@ -569,8 +554,18 @@ def _web_reservation(node: NodeSnapshot, name: str, cpus: frozenset[int], numa: 
         allocatable=amounts,
         cpuset=cpus,
         numa_resources={numa: amounts},
-        allocate_once=True,
+        allocate_once=allocate_once,
     )
+
+
+def test_a_reservation_the_pod_would_over_ask_scores_nothing_for_that_resource() -> None:
+    node = koord_node(4, 2)
+    # the pod's 4 cpus over-ask a (2 cpus): a scores 50 (memory only), b 62
+    small = _web_reservation(node, "a", frozenset({0, 1}), 0, memory=4 * GI)
+    large = _web_reservation(node, "b", frozenset({4, 5, 6, 7}), 1, memory=16 * GI)
+    spec = lsr_pod("4", "4Gi", labels={"app": "web"})
+    split = split_reservations(node, spec, (small, large))
+    assert nominate(split, {"cpu": 4000, "memory": 4 * GI}) is large
 
 
 def test_a_pod_placed_from_a_reservation_records_it_and_uses_it_up() -> None:

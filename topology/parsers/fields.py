@@ -7,6 +7,7 @@ A `Reader` is bound to one object; every failure becomes an
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -15,6 +16,18 @@ from topology.parsers.errors import FieldError, ObjectParseError
 
 T = TypeVar("T")
 _MISSING = object()
+logger = logging.getLogger(__name__)
+
+
+def read_or_ignore(read: Callable[[], T], upstream: str) -> T | None:
+    """`read()`, or None with a warning naming the field when it is malformed: for an
+    annotation the upstream component ignores rather than refuse its object (so the
+    object, and all else it tells, stays in the mirror)."""
+    try:
+        return read()
+    except ObjectParseError as exc:
+        logger.warning("%s (ignored, as %s ignores it)", exc, upstream)
+        return None
 
 
 class Reader:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from topology.parsers.cpulist import parse_cpulist
-from topology.parsers.errors import ObjectParseError
-from topology.parsers.fields import Reader
+from topology.parsers.fields import Reader, read_or_ignore
 from topology.parsers.quantity import parse_resource_list
 
-logger = logging.getLogger(__name__)
 RESERVATION_ANNOTATION = "node.koordinator.sh/reservation"
 # Annotation and label prefixes Topolens reads; everything else is left behind.
 TRACKED_PREFIXES = (
@@ -94,11 +91,7 @@ def parse_node_reservation(
     if not raw:
         return None
     path = f"{base}[{RESERVATION_ANNOTATION}]"
-    try:
-        return _node_reservation(reader, path, raw)
-    except ObjectParseError as exc:
-        logger.warning("%s (ignored, as Koordinator ignores it)", exc)
-        return None
+    return read_or_ignore(lambda: _node_reservation(reader, path, raw), "Koordinator")
 
 
 def _node_reservation(reader: Reader, path: str, raw: str) -> NodeReservationRecord | None:

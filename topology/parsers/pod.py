@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,15 +9,14 @@ from typing import Any
 from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
 from topology.parsers.cpulist import parse_cpulist
-from topology.parsers.errors import FieldError, ObjectParseError
-from topology.parsers.fields import Reader, Section
+from topology.parsers.errors import FieldError
+from topology.parsers.fields import Reader, Section, read_or_ignore
 from topology.parsers.node import tracked
 from topology.parsers.quantity import parse_resource_list
 
 CRANE_TOPOLOGY_RESULT = "topology.crane.io/topology-result"
 KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
-logger = logging.getLogger(__name__)
 _CRANE_ZONE = re.compile(r"node(0|[1-9]\d*)")  # exactly as crane-agent names zones
 
 
@@ -213,10 +211,8 @@ def parse_crane_topology_result(reader: Reader, raw: str) -> AllocationRecord | 
     - a zone listed twice counts twice (upstream adds the entries up).
     """
     path = f"metadata.annotations[{CRANE_TOPOLOGY_RESULT}]"
-    try:
-        zones = _crane_result_zones(reader, path, raw)
-    except ObjectParseError as exc:
-        logger.warning("%s (ignored, as crane-scheduler ignores it)", exc)
+    zones = read_or_ignore(lambda: _crane_result_zones(reader, path, raw), "crane-scheduler")
+    if zones is None:
         return None
     numa: dict[int, dict[str, int]] = {}
     for name, amounts in zones:
@@ -259,11 +255,7 @@ def parse_resource_status(
     status that does not unmarshal and keeps the pod; so does this, with a warning
     (the pod, and its node-level requests, stay in the mirror)."""
     path = f"{base}[{KOORD_RESOURCE_STATUS}]"
-    try:
-        return _resource_status(reader, path, raw)
-    except ObjectParseError as exc:
-        logger.warning("%s (ignored, as koord-scheduler ignores it)", exc)
-        return None
+    return read_or_ignore(lambda: _resource_status(reader, path, raw), "koord-scheduler")
 
 
 def _resource_status(reader: Reader, path: str, raw: str) -> AllocationRecord | None:
