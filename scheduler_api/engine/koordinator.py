@@ -28,6 +28,7 @@ from scheduler_api.engine.koordinator_numa import (
     try_allocate,
     try_from_node,
     try_from_reservations,
+    try_ignoring_reservations,
     with_hint,
 )
 from scheduler_api.engine.koordinator_pod import (
@@ -155,6 +156,7 @@ def resource_options(run: NodeRun, hint: frozenset[int] | None) -> ResourceOptio
         cpu_exclusive_policy=run.state.preferred_cpu_exclusive_policy,
         numa_allocate_strategy=strategy,
         required_from_reservation=run.state.has_reservation_affinity,
+        ignores_reservations=run.state.ignores_reservations,
         hint=hint,
     )
 
@@ -409,8 +411,11 @@ class Placed:
 
 
 def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
-    """The nominated reservation first (if it reserved NUMA resources or cpus), then the node."""
+    """The nominated reservation first (if it reserved NUMA resources or cpus), then the node;
+    a reservation-ignored pod takes from the node and every reservation's remains at once."""
     opts = resource_options(run, hint)
+    if run.state.ignores_reservations:
+        return _place_ignoring_reservations(run, opts)
     nominated = nominate(run.split, dict(run.state.requests))
     if nominated is None and run.state.has_reservation_affinity:
         return Reason(ReasonCheck.RESERVATION, message="no nominated reservation")
@@ -432,6 +437,16 @@ def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
     if isinstance(from_node, Reason):
         return from_node
     return Placed(from_node, add_numa(run.ctx.restore.unmatched_used), frozenset())
+
+
+def _place_ignoring_reservations(run: NodeRun, opts: ResourceOptions) -> Placed | Reason:
+    result = try_ignoring_reservations(run.ctx, opts)
+    if isinstance(result, Reason):
+        return result
+    restore = run.ctx.restore
+    remained = add_numa(*(alloc.remained for alloc in restore.matched))
+    reusable = add_numa(restore.unmatched_used, restore.matched_allocated, remained)
+    return Placed(result, reusable, restore.matched_reserved_cpus)
 
 
 def _numa_score_inputs(run: NodeRun, placed: Placed) -> tuple[dict[str, int], dict[str, int]]:

@@ -52,6 +52,7 @@ class ResourceOptions:
     cpu_exclusive_policy: str
     numa_allocate_strategy: str
     required_from_reservation: bool = False
+    ignores_reservations: bool = False
     hint: frozenset[int] | None = None
     preferred_cpus: frozenset[int] = frozenset()
     reusable: NUMAResources = field(default_factory=dict)
@@ -85,8 +86,8 @@ def with_hint(opts: ResourceOptions, hint: frozenset[int] | None) -> ResourceOpt
     return ResourceOptions(
         opts.requests, opts.num_cpus_needed, opts.request_cpu_bind, opts.required_cpu_bind_policy,
         opts.cpu_bind_policy, opts.cpu_exclusive_policy, opts.numa_allocate_strategy,
-        opts.required_from_reservation, hint, opts.preferred_cpus, opts.reusable,
-        opts.required_resources,
+        opts.required_from_reservation, opts.ignores_reservations, hint, opts.preferred_cpus,
+        opts.reusable, opts.required_resources,
     )  # fmt: skip
 
 
@@ -300,10 +301,25 @@ def try_from_node(ctx: NodeContext, opts: ResourceOptions) -> Allocation | Reaso
     return allocate(ctx, attempt)
 
 
+def try_ignoring_reservations(ctx: NodeContext, opts: ResourceOptions) -> Allocation | Reason:
+    """tryAllocateIgnoreReservation: a reservation-ignored pod takes from the node's
+    unreserved resources and from what every reservation it may see (all the node's,
+    whoever owns them) has left; their remaining CPUs are preferred."""
+    remained = add_numa(*(alloc.remained for alloc in ctx.restore.matched))
+    attempt = replace(
+        opts, required_resources=None, preferred_cpus=ctx.restore.matched_reserved_cpus,
+        reusable=add_numa(ctx.restore.unmatched_used, ctx.restore.matched_allocated, remained),
+    )  # fmt: skip
+    return allocate(ctx, attempt)
+
+
 def try_allocate(
     ctx: NodeContext, opts: ResourceOptions, candidates: Sequence[ReservationAlloc]
 ) -> Allocation | Reason:
-    """Reservation first, then the node, as Filter, Score and Reserve all do."""
+    """Reservation first, then the node, as Filter, Score and Reserve all do (a
+    reservation-ignored pod: `try_ignoring_reservations`)."""
+    if opts.ignores_reservations:
+        return try_ignoring_reservations(ctx, opts)
     from_reservation = try_from_reservations(ctx, opts, candidates)
     if from_reservation is not None:
         return from_reservation

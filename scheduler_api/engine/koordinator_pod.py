@@ -113,6 +113,7 @@ class PodState:
     pod_numa_policy: str = ""
     pod_numa_exclusive: str = ""
     has_reservation_affinity: bool = False
+    ignores_reservations: bool = False
 
 
 PREFILTERS_KEPT = 64  # pods whose PreFilter state stays worked out (a what-if asks per node)
@@ -157,6 +158,7 @@ def prefilter_pod(pod: PodSpec, config: KoordConfig) -> PodState:
     state = PodState(
         requests, formats, num_cpus_needed=cpu // 1000, pod_numa_policy=numa_spec[0],
         pod_numa_exclusive=numa_spec[1], has_reservation_affinity=pod.has_reservation_affinity,
+        ignores_reservations=pod.ignores_reservations,
     )  # fmt: skip
     if not allow_use_cpuset(pod):
         return state

@@ -117,8 +117,8 @@ def split_reservations(
     """Matched: Available on this node, not used up (allocateOnce), owned, and then the one
     the pod's reservation affinity names (whether schedulable or not), or, without a
     name, any schedulable one (checkReservationMatchedOrIgnored). A pod that ignores
-    reservations matches none here; upstream lets it use them all (not modelled).
-    Reservation taints and affinity selectors are not modelled either."""
+    reservations sees them all (`koordinator_numa.try_ignoring_reservations`).
+    Reservation taints and affinity selectors are not modelled."""
     matched, unmatched = [], []
     named = pod.reservation_affinity_name
     for r in sorted(reservations, key=lambda r: r.name):
@@ -128,7 +128,7 @@ def split_reservations(
         if r.allocate_once and assigned:
             continue
         usable = r.name == named if named else not r.unschedulable
-        if usable and not pod.ignores_reservations and matches_owners(pod, r.owners):
+        if pod.ignores_reservations or (usable and matches_owners(pod, r.owners)):
             matched.append(r)
         elif assigned:
             unmatched.append(r)

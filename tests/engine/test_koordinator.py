@@ -612,3 +612,17 @@ def test_a_pod_with_a_reservation_affinity_needs_a_matching_reservation_on_the_n
     assert result.reasons[0].message == "node(s) no reservations match reservation affinity"
     other = _web_reservation(node, "a", frozenset({0, 1}), 0)
     assert koordinator.evaluate(node, spec, reservations=(other,)).fits
+
+
+def test_a_reservation_ignored_pod_takes_what_any_reservation_has_left() -> None:
+    node = koord_node(4, 2, used={1: 3000})
+    node = replace(
+        node, allocations=tuple(replace(a, cpuset=frozenset({4, 5, 6})) for a in node.allocations)
+    )
+    # r holds cpus 0-3 for app=web and nobody uses it; 4-6 are taken, 7 is free
+    held = _web_reservation(node, "r", frozenset({0, 1, 2, 3}), 0, allocate_once=False)
+    ignoring = lsr_pod("4", labels={"scheduling.koordinator.sh/reservation-ignored": "true"})
+    result = koordinator.allocate(node, ignoring, reservations=(held,))
+    assert result.fits and result.cpuset == {0, 1, 2, 3}
+    assert "scheduling.koordinator.sh/reservation-allocated" not in result.annotations
+    assert not koordinator.allocate(node, lsr_pod("4"), reservations=(held,)).fits

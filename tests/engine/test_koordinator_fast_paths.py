@@ -322,7 +322,8 @@ def test_with_hint_is_replace() -> None:
     opts = ResourceOptions(
         requests={"cpu": 2000}, num_cpus_needed=2, request_cpu_bind=True,
         required_cpu_bind_policy=True, cpu_bind_policy="FullPCPUs", cpu_exclusive_policy="x",
-        numa_allocate_strategy="y", required_from_reservation=True, hint=frozenset({0}),
+        numa_allocate_strategy="y", required_from_reservation=True, ignores_reservations=True,
+        hint=frozenset({0}),
         preferred_cpus=frozenset({3}), reusable={0: {"cpu": 1}}, required_resources={1: {}},
     )  # fmt: skip
     assert with_hint(opts, frozenset({1, 2})) == replace(opts, hint=frozenset({1, 2}))
