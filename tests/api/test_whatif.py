@@ -150,6 +150,15 @@ def test_the_compact_form_writes_the_annotations_schedulers_read() -> None:
         ({"pod": manifest(), "weights": {"cpu": 0}}, "weights.cpu"),
         ({"pod": manifest(), "replicas": -1}, "replicas"),
         ({"pod": {"kind": "Pod", "metadata": {"name": "x"}, "spec": {}}}, "pod.spec.containers"),
+        (  # pod-level resources: not modelled, so refused rather than answered wrongly
+            {
+                "pod": {
+                    **manifest(),
+                    "spec": {**manifest()["spec"], "resources": {"requests": {"cpu": "4"}}},
+                }
+            },
+            "pod.spec.resources",
+        ),
     ],
 )
 def test_a_malformed_question_is_a_400_with_field_errors(

@@ -45,6 +45,15 @@ class WhatIfInputError(ValueError):
         super().__init__(summary)
 
 
+# PodLevelResources (beta from Kubernetes 1.34): NodeResourcesFit and the QoS class then
+# read the pod's own requests and limits. The engine reads containers only, so such a pod
+# would look as if it asked for nothing: refused here rather than answered wrongly.
+POD_LEVEL_RESOURCES = (
+    "pod-level resources (spec.resources) are not modelled yet: "
+    "set the requests and limits on the containers"
+)
+
+
 def pod_from_manifest(manifest: Any) -> PodSpec:
     """A Pod manifest (dict) as the engine's PodSpec; spec.nodeName is ignored."""
     if not isinstance(manifest, dict):
@@ -60,6 +69,8 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
         metadata.setdefault("namespace", "default")
     if isinstance(obj.get("spec"), dict):
         obj["spec"].pop("nodeName", None)
+        if obj["spec"].get("resources"):
+            raise WhatIfInputError({"pod.spec.resources": [POD_LEVEL_RESOURCES]})
     try:
         record = parse_pod(obj)
     except ObjectParseError as error:
