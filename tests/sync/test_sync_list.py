@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.sync.conftest import sync_once
 from tests.sync.mirror_check import assert_mirror_matches
 from topology.choices import SyncResource
 from topology.models import Node, NodeTopology, Pod, SyncError, SyncState
+from topology.sync import writer as writer_module
 from topology.sync.errors import SyncConnectError
 
 pytestmark = pytest.mark.django_db
@@ -171,6 +172,23 @@ def test_an_expired_continue_token_restarts_the_list(fake, connect, fast):
     pods = fake.requests_matching("GET", "/api/v1/pods")
     fresh_starts = [i for i, request in enumerate(pods) if "continue" not in request.query]
     assert len(fresh_starts) == 2 and fresh_starts[0] == 0  # listed again from the start
+    assert "limit" not in pods[fresh_starts[1]].query  # in one request, as client-go's pager
+    assert_mirror_matches(fake, cluster)
+
+
+def test_a_list_whose_continuation_always_expires_still_finishes(fake, connect, fast):
+    cluster = connect(fake)
+    original = fake.cluster.sorted_keys
+
+    def compact_after_every_page(cid):  # a list slower than the server's compaction
+        if cid == ("", "pods") and fake.requests_matching("GET", "/api/v1/pods"):
+            fake.cluster.compact()
+        return original(cid)
+
+    fake.cluster.sorted_keys = compact_after_every_page
+    report = sync_once(cluster, fast)
+    assert report.ok
+    assert len(fake.requests_matching("GET", "/api/v1/pods")) == 3  # page, 410, whole list
     assert_mirror_matches(fake, cluster)
 
 
@@ -179,3 +197,27 @@ def test_a_cluster_that_cannot_be_reached_fails_to_connect(fake, connect, fast):
     fake.stop()
     with pytest.raises(SyncConnectError, match="cannot reach the API server"):
         sync_once(cluster, fast)
+
+
+def test_an_object_the_database_refuses_in_a_resync_is_kept_not_removed(
+    fake, connect, fast, monkeypatch
+):
+    cluster = connect(fake)
+    assert sync_once(cluster, fast).ok
+    pod = copy.deepcopy(next(iter(fake.cluster.objects[("", "pods")].values())))
+    pod["metadata"].setdefault("labels", {})["touched"] = "yes"
+    name = pod["metadata"]["name"]
+    fake.cluster.put(pod)
+    real = writer_module.apply_objects
+
+    def refuse(cluster_, resource, objects, *args, **kwargs):
+        if any(o["metadata"]["name"] == name for o in objects):
+            raise DataError("value too long for type character varying (simulated)")
+        return real(cluster_, resource, objects, *args, **kwargs)
+
+    monkeypatch.setattr(writer_module, "apply_objects", refuse)
+    report = sync_once(cluster, fast)
+    assert report.counts[SyncResource.PODS]["errors"] == 1
+    assert report.counts[SyncResource.PODS]["removed"] == 0
+    kept = Pod.objects.get(cluster=cluster, name=name)
+    assert "touched" not in kept.labels  # the version it had: skipped, neither lost nor changed

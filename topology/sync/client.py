@@ -122,8 +122,11 @@ class ClusterClient:
 
     # Lists and watches -----------------------------------------------------------
 
-    def list_page(self, resource: Resource, *, limit: int, continue_token: str = "") -> Page:
-        kwargs: dict[str, Any] = {"limit": limit, **self._raw()}
+    def list_page(self, resource: Resource, *, limit: int | None, continue_token: str = "") -> Page:
+        """One page of a list; `limit` None lists the whole collection at once."""
+        kwargs: dict[str, Any] = self._raw()
+        if limit is not None:
+            kwargs["limit"] = limit
         if continue_token:
             kwargs["_continue"] = continue_token
         body = self._json(self._collection_call(resource)(**kwargs))

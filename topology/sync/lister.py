@@ -55,23 +55,25 @@ class Lister:
         """List everything; returns the list's resourceVersion to watch from."""
         backoff = Backoff(self._settings.backoff_initial, self._settings.backoff_ceiling)
         token, restarted, started_at, failing = "", True, time.time(), False
+        limit: int | None = self._settings.page_size
         while True:
             if self._stop.is_set():
                 raise ListFailed(f"{resource.sync.value}: stopped")
             try:
-                page = self._client.list_page(
-                    resource, limit=self._settings.page_size, continue_token=token
-                )
+                page = self._client.list_page(resource, limit=limit, continue_token=token)
             except ApiException as exc:
                 if exc.status == 404:
                     raise ResourceGone(resource.sync) from exc
                 if exc.status == 410 and token:
+                    # client-go's pager: the continuation expired while we were paging
+                    # (a list slower than the server's compaction); a paged list started
+                    # over could expire again and again, so list everything at once
                     logger.info(
-                        "%s %s: list continuation expired; listing again",
+                        "%s %s: list continuation expired; listing again, in one request",
                         self._cluster_name,
                         resource.sync.value,
                     )
-                    token, restarted, started_at = "", True, time.time()
+                    token, restarted, started_at, limit = "", True, time.time(), None
                     continue
                 failing = self._pause(resource, exc, backoff)
                 continue

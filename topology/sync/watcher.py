@@ -116,9 +116,28 @@ class Watcher(threading.Thread):
             self.resource_version = rv
 
     def _relist(self) -> None:
+        """List again until it works (or the session stops): a relist that fails in a way
+        the lister does not retry (a body that does not decode, say) is recorded and
+        retried after a pause, as the reflector's ListAndWatch is, so the collection
+        never silently stops being synced."""
         logger.info("%s %s: watch expired; listing again", self._cluster, self.resource.sync.value)
-        self.relists += 1
-        lister = Lister(
+        while True:
+            self.relists += 1
+            try:
+                self.resource_version = self._lister().run(self.resource)
+            except (ListFailed, ResourceGone):
+                raise
+            except Exception as exc:
+                if self._halt.is_set():
+                    raise ListFailed(f"{self.resource.sync.value}: stopped") from exc
+                logger.exception("%s %s: list failed", self._cluster, self.resource.sync.value)
+                self._pause(exc)
+                continue
+            self._healthy()
+            return
+
+    def _lister(self) -> Lister:
+        return Lister(
             self._client,
             self._settings,
             self._sink,
@@ -127,8 +146,6 @@ class Watcher(threading.Thread):
             max_attempts=None,
             pages_in_flight=2,
         )
-        self.resource_version = lister.run(self.resource)
-        self._healthy()
 
     def _healthy(self) -> None:
         self._backoff.reset()

@@ -273,6 +273,9 @@ class MirrorWriter:
         applied = written.applied
         self._record_refusals(written.refused)
         listing.seen.update(applied.keys)
+        # listed, though not written: the mirror keeps what it had (the list's end
+        # must not remove an object the cluster still has)
+        listing.seen.update(key for _, key, _ in written.refused)
         if listing.wrote(len(applied.written)):
             refresh_statistics_of(resource.kind)
         self._settle(resource, applied, page.items)
