@@ -40,3 +40,30 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, ApiException):
         return exc.status in _RETRYABLE_STATUS or exc.status == 0
     return isinstance(exc, Urllib3Error | ConnectionError | TimeoutError)
+
+
+def delay_for(exc: BaseException, backoff: Backoff) -> float:
+    """The pause before retrying after `exc`: the backoff's next delay, or longer when the
+    server said how long to wait (client-go's checkWait honours Retry-After on a 429 or a
+    5xx), though never past the backoff's ceiling."""
+    delay = backoff.next_delay()
+    asked = retry_after_seconds(exc)
+    return max(delay, min(asked, backoff.ceiling)) if asked is not None else delay
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The whole seconds of a 429's or 5xx's Retry-After header, if it has one."""
+    if not isinstance(exc, ApiException) or not (exc.status == 429 or 500 <= exc.status < 600):
+        return None
+    value = _header(exc.headers, "Retry-After")
+    return float(value) if value is not None and value.isascii() and value.isdigit() else None
+
+
+def _header(headers: object, name: str) -> str | None:
+    """A header by name, whatever the case (urllib3's headers, or a plain mapping)."""
+    if not hasattr(headers, "items"):
+        return None
+    for key, value in headers.items():
+        if str(key).lower() == name.lower():
+            return str(value).strip()
+    return None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from kubernetes.client.exceptions import ApiException
 
-from topology.sync.backoff import Backoff, is_transient
+from topology.sync.backoff import Backoff, delay_for, is_transient
 from topology.sync.client import ClusterClient, Page
 from topology.sync.errors import ResourceGone, describe
 from topology.sync.messages import Failure, ListDone, ListPage, Message, Recovered
@@ -110,6 +110,6 @@ class Lister:
             not is_transient(exc) or backoff.attempts + 1 >= self._max_attempts
         ):
             raise ListFailed(f"{resource.sync.value}: {message}")
-        if self._stop.wait(backoff.next_delay()):
+        if self._stop.wait(delay_for(exc, backoff)):
             raise ListFailed(f"{resource.sync.value}: stopped while retrying")
         return True

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from topology.sync.backoff import Backoff, is_transient
+from topology.sync.backoff import Backoff, delay_for, is_transient
 from topology.sync.client import ClusterClient
 from topology.sync.errors import ResourceGone, describe
 from topology.sync.lister import Lister, ListFailed, Sink
@@ -103,7 +103,7 @@ class Watcher(threading.Thread):
         if kind == "ERROR":
             if obj.get("code") == 410:
                 raise Expired()
-            raise ApiException(status=int(obj.get("code") or 500), reason=obj.get("reason"))
+            raise status_error(obj)
         rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
         self._healthy()
         if kind == "BOOKMARK":
@@ -158,4 +158,14 @@ class Watcher(threading.Thread):
         logger.warning("%s %s: watch failed: %s", self._cluster, self.resource.sync.value, message)
         self._failing = True
         self._sink(Failure(self.resource, message))
-        self._halt.wait(self._backoff.next_delay())
+        self._halt.wait(delay_for(exc, self._backoff))
+
+
+def status_error(status: dict[str, Any]) -> ApiException:
+    """A watch ERROR event's Status as the client raises an HTTP error, its
+    details.retryAfterSeconds as the Retry-After header (RetryWatcher reads it)."""
+    error = ApiException(status=int(status.get("code") or 500), reason=status.get("reason"))
+    retry_after = (status.get("details") or {}).get("retryAfterSeconds")
+    if isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0:
+        error.headers = {"Retry-After": str(retry_after)}
+    return error
