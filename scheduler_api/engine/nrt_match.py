@@ -216,6 +216,7 @@ class NodeScore:
     score: int
     numa_zones: tuple[int, ...] = ()
     note: str = ""
+    failure: str = ""  # the plugin's Score itself fails (the scheduler would not go on)
 
 
 def fixed_score(
@@ -247,7 +248,21 @@ def score_node(node: NodeSnapshot, pod: PodSpec, conf: NRTMatchConfig) -> NodeSc
         if tm.scope is TopologyManagerScope.POD:
             return NodeScore(*least_numa_pod_scope(node, pod))
         return NodeScore(*least_numa_container_scope(node, pod))
+    zones = numa_node_list(node)
+    beyond = [z.numa_id for z in zones if z.numa_id >= len(zones)]
+    if beyond:
+        return NodeScore(0, failure=_ids_beyond_the_zones(beyond[0], len(zones)))
     return NodeScore(strategy_score(node, pod, tm.scope, conf))
+
+
+def _ids_beyond_the_zones(numa_id: int, count: int) -> str:
+    """scoreForEachNUMANode stores each NUMA node's score at index NUMAID of a slice as
+    long as the zone list: an id not below the count is an index out of range, a panic
+    that takes the scheduler down (kube-scheduler re-raises it)."""
+    return (
+        f"scheduler-plugins' Score would panic: NUMA id {numa_id} is not below the number "
+        f"of NUMA zones ({count})"
+    )
 
 
 def passed_verdict(
@@ -286,6 +301,9 @@ def evaluate(
     scored = score_node(node, pod, conf)
     notes = verdict.notes + ((scored.note,) if scored.note else ())
     zones = verdict.numa_zones or scored.numa_zones
+    if scored.failure:
+        failed = Reason(ReasonCheck.SCHEDULER_ERROR, message=scored.failure)
+        return PlacementResult(True, None, (failed,), zones, notes=notes)
     if not 0 <= scored.score <= MAX_NODE_SCORE:
         undefined = Reason(
             ReasonCheck.SCORE_UNDEFINED,

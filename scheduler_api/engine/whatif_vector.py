@@ -67,6 +67,7 @@ class NRTIndex:
         self.single_numa = np.zeros(count, np.bool_)
         self.pod_scope = np.zeros(count, np.bool_)
         self.duplicate_numa = np.zeros(count, np.bool_)
+        self.sparse_numa = np.zeros(count, np.bool_)  # an id not below the zone count
         self.unschedulable = np.zeros(count, np.bool_)
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         self._free: dict[str, Ints] = {}
@@ -89,6 +90,7 @@ class NRTIndex:
         for name in ("zone_valid", "zone_numa", "visible", "single_numa", "pod_scope"):
             setattr(clone, name, getattr(self, name).copy())
         clone.duplicate_numa = self.duplicate_numa.copy()
+        clone.sparse_numa = self.sparse_numa.copy()
         clone.unschedulable = self.unschedulable.copy()
         clone.available = {r: a.copy() for r, a in self.available.items()}
         clone.has = {r: a.copy() for r, a in self.has.items()}
@@ -143,6 +145,7 @@ class NRTIndex:
         self.single_numa[row] = tm.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE
         self.pod_scope[row] = tm.scope is TopologyManagerScope.POD
         self.duplicate_numa[row] = len({z.numa_id for z in zones}) != len(zones)
+        self.sparse_numa[row] = any(z.numa_id >= len(zones) for z in zones)
         self.unschedulable[row] = node.unschedulable
 
     @staticmethod
@@ -315,6 +318,7 @@ def judge_all(
         strategy, undecided = _strategy_scores(index, pod, conf)
         single = index.visible & index.single_numa
         score = np.where(single, strategy, 0)
-        exact |= members & fits & single & undecided
+        # NUMA ids not below the zone count: upstream's Score fails (nrt_match.score_node)
+        exact |= members & fits & single & (undecided | index.sparse_numa)
     score = np.where(fits & ~exact, score, NO_SCORE)
     return VectorVerdicts(fits & ~exact, score, np.where(fits & ~exact, numa, -1), exact)

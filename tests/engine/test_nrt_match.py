@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from scheduler_api.engine import nrt_common, nrt_match, nrt_scoring
@@ -18,9 +19,18 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
+from scheduler_api.engine.whatif_vector import NRTIndex, judge_all
 from tests.engine import data_nrt_filter as f
 from tests.engine import data_nrt_score as s
-from tests.engine.data_nrt_builders import amount, amounts, container, guaranteed, nrt_node, pod
+from tests.engine.data_nrt_builders import (
+    amount,
+    amounts,
+    container,
+    guaranteed,
+    nrt_node,
+    nrt_zone,
+    pod,
+)
 
 
 def verdict_message(result: PlacementResult) -> str | None:
@@ -290,3 +300,29 @@ def test_sample_node_refuses_a_pod_bigger_than_any_zone(worker_01: NodeSnapshot)
     result = nrt_match.evaluate(worker_01, guaranteed({"cpu": "60", "memory": "1Gi"}))
     assert not result.fits
     assert {(r.numa_id, r.short_by) for r in result.reasons} == {(0, 58_000), (1, 4_000)}
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        ScoringStrategy.LEAST_ALLOCATED,
+        ScoringStrategy.MOST_ALLOCATED,
+        ScoringStrategy.BALANCED_ALLOCATION,
+    ],
+)
+@pytest.mark.parametrize("numa_ids", [(1,), (0, 2)], ids=["only-node-1", "node-0-and-node-2"])
+def test_a_numa_id_not_below_the_zone_count_makes_upstream_score_panic(strategy, numa_ids):
+    zones = [nrt_zone(i, {"cpu": ("8", "8"), "memory": ("8Gi", "8Gi")}) for i in numa_ids]
+    attributes = {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"}
+    node = nrt_node("gappy", zones, attributes=attributes)
+    result = nrt_match.evaluate(
+        node, guaranteed({"cpu": "2", "memory": "1Gi"}), config=NRTMatchConfig(strategy)
+    )
+    assert result.fits and result.score is None  # Filter passes; Score takes the scheduler down
+    (reason,) = result.reasons
+    assert reason.check is ReasonCheck.SCHEDULER_ERROR and "would panic" in reason.message
+    columns = judge_all(
+        NRTIndex([node]), guaranteed({"cpu": "2", "memory": "1Gi"}), np.ones(1, np.bool_),
+        NRTMatchConfig(strategy), {"cpu": 2000, "memory": 2**30},
+    )  # fmt: skip
+    assert columns.exact.tolist() == [True]  # the columns leave it to the reference
