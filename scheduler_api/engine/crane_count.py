@@ -81,12 +81,12 @@ def fill_count(
         return cap
     aligned = target_request(pod, indices, config)
     if not topology_aware(node, pod):
-        panics = crane_zones(node) and any(aligned.values()) and (
+        zones = crane_zones(node)
+        panics = zones and any(aligned.values()) and (
             any(name not in FIXED_RESOURCES for name in aligned)
         )  # fmt: skip
         if panics:
             return 0
-        zones = crane_zones(node)
         if len({z.numa_id for z in zones}) != len(zones):
             return None  # a copy's result then debits every zone of its NUMA id
         return cap if greedy_never_empty(zones, aligned, cap) else None

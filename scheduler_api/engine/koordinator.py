@@ -23,6 +23,7 @@ from scheduler_api.engine.koordinator_numa import (
     Allocation,
     NodeContext,
     ResourceOptions,
+    ignored_reusable,
     resource_score,
     topology_hints,
     try_allocate,
@@ -444,9 +445,7 @@ def _place_ignoring_reservations(run: NodeRun, opts: ResourceOptions) -> Placed 
     if isinstance(result, Reason):
         return result
     restore = run.ctx.restore
-    remained = add_numa(*(alloc.remained for alloc in restore.matched))
-    reusable = add_numa(restore.unmatched_used, restore.matched_allocated, remained)
-    return Placed(result, reusable, restore.matched_reserved_cpus)
+    return Placed(result, ignored_reusable(restore), restore.matched_reserved_cpus)
 
 
 def _numa_score_inputs(run: NodeRun, placed: Placed) -> tuple[dict[str, int], dict[str, int]]:

@@ -301,14 +301,20 @@ def try_from_node(ctx: NodeContext, opts: ResourceOptions) -> Allocation | Reaso
     return allocate(ctx, attempt)
 
 
+def ignored_reusable(restore: RestoreState) -> NUMAResources:
+    """What a reservation-ignored pod may take on top of the node's unreserved resources:
+    the owners' double counting, and what every reservation it sees has left."""
+    remained = add_numa(*(alloc.remained for alloc in restore.matched))
+    return add_numa(restore.unmatched_used, restore.matched_allocated, remained)
+
+
 def try_ignoring_reservations(ctx: NodeContext, opts: ResourceOptions) -> Allocation | Reason:
     """tryAllocateIgnoreReservation: a reservation-ignored pod takes from the node's
     unreserved resources and from what every reservation it may see (all the node's,
     whoever owns them) has left; their remaining CPUs are preferred."""
-    remained = add_numa(*(alloc.remained for alloc in ctx.restore.matched))
     attempt = replace(
         opts, required_resources=None, preferred_cpus=ctx.restore.matched_reserved_cpus,
-        reusable=add_numa(ctx.restore.unmatched_used, ctx.restore.matched_allocated, remained),
+        reusable=ignored_reusable(ctx.restore),
     )  # fmt: skip
     return allocate(ctx, attempt)
 

@@ -249,6 +249,12 @@ def _go_string(raw: Mapping[str, Any], key: str) -> str:
     return "" if value is None else str(value)
 
 
+def reservation_uid_of(annotations: Mapping[str, str]) -> str:
+    """The uid a pod's reservation-allocated annotation names ("" when none or malformed)."""
+    raw = _json_object(annotations.get(ANN_KOORD_RESERVATION_ALLOCATED))
+    return _go_string(raw, "uid") if raw is not None else ""
+
+
 def _json_object(text: str | None) -> dict[str, Any] | None:
     """A JSON object, {} when absent, None when malformed (upstream returns an error)."""
     if text is None:

@@ -10,7 +10,6 @@ requests grow by the pod's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -22,7 +21,6 @@ from scheduler_api.engine.nrt_common import (
 from scheduler_api.engine.nrt_match import container_zones
 from scheduler_api.engine.results import PlacementResult
 from scheduler_api.engine.snapshot import (
-    ANN_KOORD_RESERVATION_ALLOCATED,
     AllocationSource,
     CPUExclusivePolicy,
     NodeSnapshot,
@@ -32,6 +30,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     TopologyManagerScope,
     Zone,
+    reservation_uid_of,
 )
 from scheduler_api.engine.whatif_systems import Scheduler, pod_request
 
@@ -110,15 +109,9 @@ def assumed_allocation(
             pod.namespace, pod.name, uid, AllocationSource.KOORDINATOR,
             cpuset=verdict.cpuset or frozenset(), numa_resources=verdict.numa_resources,
             exclusive=bool(verdict.cpuset), cpu_exclusive_policy=koord_exclusive_policy(pod),
-            reservation_uid=_reservation_uid(verdict.annotations),
+            reservation_uid=reservation_uid_of(verdict.annotations),
         )  # fmt: skip
     return None
-
-
-def _reservation_uid(annotations: Mapping[str, str]) -> str:
-    """The uid in the reservation-allocated annotation koordinator.allocate wrote, if any."""
-    raw = annotations.get(ANN_KOORD_RESERVATION_ALLOCATED)
-    return str(json.loads(raw).get("uid", "")) if raw else ""
 
 
 def assume(

@@ -29,11 +29,11 @@ from scheduler_api.engine.snapshot import (
     ReservationSnapshot,
     ResourceAmounts,
     Zone,
+    reservation_uid_of,
 )
 from scheduler_api.engine.whatif_systems import pod_request
 
 RESOURCE_SPEC = "scheduling.koordinator.sh/resource-spec"
-RESERVATION_ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def container_specs(
             requests=dict(c.get("requests") or {}),
             limits=dict(c.get("limits") or {}),
             quantity_formats=formats.get(c["name"], {}),
-            restart_policy=str(c.get("restart_policy") or c.get("restartPolicy") or ""),
+            restart_policy=str(c.get("restart_policy") or ""),
         )
         for c in items
     )
@@ -151,14 +151,6 @@ def _exclusive_policy(annotations: Mapping[str, str]) -> CPUExclusivePolicy:
     return CPUExclusivePolicy(value) if known else CPUExclusivePolicy.UNSET
 
 
-def _reservation_uid(annotations: Mapping[str, str]) -> str:
-    try:
-        value = json.loads(annotations.get(RESERVATION_ALLOCATED, "{}"))
-    except ValueError:
-        return ""
-    return str(value.get("uid", "")) if isinstance(value, dict) else ""
-
-
 def allocation(
     *,
     namespace: str,
@@ -179,7 +171,7 @@ def allocation(
         numa_resources={int(k): dict(v) for k, v in numa_resources.items()},
         exclusive=bool(cpuset),
         cpu_exclusive_policy=_exclusive_policy(annotations),
-        reservation_uid=_reservation_uid(annotations),
+        reservation_uid=reservation_uid_of(annotations),
     )
 
 
