@@ -13,6 +13,7 @@ On other databases (SQLite: the embedded default) Django's own bulk methods do i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -154,7 +155,7 @@ def update_params(
     pk = model._meta.pk
     assert pk is not None
     key = quote(pk.column)
-    casts = [pk.rel_db_type(connection), *(f.db_type(connection) for f in fields)]
+    casts = [pk.rel_db_type(connection), *(_unbounded(f.db_type(connection)) for f in fields)]
     row = "(" + ", ".join(f"%s::{cast}" for cast in casts) + ")"
     names = ", ".join(quote(f.column) for f in fields)
     assignments = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields)
@@ -165,6 +166,16 @@ def update_params(
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def _unbounded(db_type: str | None) -> str | None:
+    """`varchar(n)` as plain `varchar`: an explicit cast to varchar(n) silently truncates
+    a longer value, where the assignment to the column refuses it (as an INSERT or COPY
+    would), which is what must happen: a value too long is an error, never cut short."""
+    return _VARCHAR.sub("varchar", db_type) if db_type else db_type
+
+
+_VARCHAR = re.compile(r"^varchar\(\d+\)$")
 
 
 def refresh_statistics(models: Sequence[type[Model]]) -> None:
