@@ -7,7 +7,6 @@ changes the fake API server, and waits until the mirror matches it field by fiel
 from __future__ import annotations
 
 import copy
-import threading
 import time
 
 import pytest
@@ -18,7 +17,6 @@ from tests.sync.mirror_check import assert_mirror_matches, versions_match
 from topology.choices import SyncResource
 from topology.models import Cluster, Node, NodeTopology, Pod, SyncError, SyncState
 from topology.sync import lease
-from topology.sync.client import ClusterClient
 from topology.sync.freshness import data_synced_at
 
 # Only the mirror's tables are emptied between tests: much faster than a full flush.
@@ -270,28 +268,16 @@ def test_a_requested_resync_relists_in_the_live_session(fake, connect, fast):
     assert len(relists) > lists
 
 
-def test_a_relist_that_fails_to_decode_is_recorded_and_tried_again(
-    fake, connect, fast, monkeypatch
-):
+def test_a_relist_that_fails_to_decode_is_recorded_and_tried_again(fake, connect, fast):
     cluster = connect(fake)
-    real = ClusterClient.list_page
-    armed = threading.Event()
-
-    def undecodable_once(self, resource, **kwargs):
-        if armed.is_set() and resource.plural == "nodes":
-            armed.clear()
-            raise ValueError("Expecting value: line 1 column 1 (char 0)")  # a non-JSON body
-        return real(self, resource, **kwargs)
-
-    monkeypatch.setattr(ClusterClient, "list_page", undecodable_once)
     with WatchRun(cluster, fast):
         wait_for(lambda: listed(cluster), what="the first list")
         wait_for(lambda: fake.open_watch_count() >= 6, what="every watch to open")
-        armed.set()
+        fake.faults.garble_next_list("/api/v1/nodes")  # a 200 whose body is not JSON
         fake.cluster.compact()  # every watch gets 410 and lists again; the nodes' list fails
         wait_for(
             lambda: (
-                "ValueError"
+                "JSONDecodeError"
                 in SyncState.objects.get(cluster=cluster, resource=SyncResource.NODES).last_error
             ),
             what="the failed relist recorded",

@@ -19,6 +19,7 @@ class Faults:
     hang_watches: int = 0
     hang_plural: str = ""
     watches_down: str | None = None  # path fragment; "" blocks every watch
+    garbled_lists: str | None = None  # path fragment of the next list answered garbage
 
     def fail_next(self, count: int, status: int = 503, *, watch_only: bool = False) -> None:
         """The next `count` requests (or watch requests) answer `status`."""
@@ -45,6 +46,19 @@ class Faults:
         """Every watch request (whose path holds the fragment) answers 503 until restored."""
         with self.lock:
             self.watches_down = path_fragment
+
+    def garble_next_list(self, path_fragment: str) -> None:
+        """The next list (not watch) whose path holds the fragment answers 200 with a body
+        that is not JSON (a proxy's error page, say)."""
+        with self.lock:
+            self.garbled_lists = path_fragment
+
+    def take_garbled(self, is_watch: bool, path: str) -> bool:
+        with self.lock:
+            if is_watch or self.garbled_lists is None or self.garbled_lists not in path:
+                return False
+            self.garbled_lists = None
+            return True
 
     def watches_work(self) -> None:
         with self.lock:

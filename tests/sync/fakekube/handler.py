@@ -68,6 +68,9 @@ class Handler(BaseHTTPRequestHandler):
         if injected is not None:
             self._send(injected, status_body(injected, "InternalError", "injected failure"))
             return
+        if self.fake.faults.take_garbled(is_watch, path):
+            self._send(200, b"<html>502 Bad Gateway</html>")
+            return
         try:
             self._route(method, path, query, body, is_watch)
         except selectors.BadSelector as exc:
