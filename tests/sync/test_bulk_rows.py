@@ -13,7 +13,6 @@ from tests.topology.mirror import mirror_state
 from topology.models import Cluster, Node, Pod
 from topology.parsers import MirroredKind, parse_object
 from topology.services import importer
-from topology.services.hashing import encode_record
 from topology.services.writers import bulk, pods, rows, write_records
 from topology.services.writers.rows import JsonText, insert_rows, update_rows
 from topology.sync.ahead import parse_ahead
@@ -182,7 +181,7 @@ def test_prepared_pod_rows_write_what_the_plain_path_writes(demo_items, monkeypa
     keys = [(r.namespace, r.name) for r in records]
     prepared = parse_ahead(MirroredKind.POD, pods_in, {}, row_texts=True)
     assert all(prepared[key].encoded.row for key in keys)
-    plain = {key: encode_record(record) for key, record in zip(keys, records, strict=True)}
+    plain = {key: item.encoded for key, item in parse_ahead(MirroredKind.POD, pods_in, {}).items()}
     assert not any(encoded.row for encoded in plain.values())
     used = []
     monkeypatch.setattr(pods, "insert_prepared", _spy(pods.insert_prepared, used))

@@ -13,9 +13,13 @@ import orjson
 import pytest
 
 from topology.demo import generate_demo_objects
-from topology.parsers import parse_object
+from topology.parsers import MirroredKind, parse_object
 from topology.services import hashing
-from topology.services.hashing import encode_record, record_hash
+from topology.services.hashing import encode_record, record_hash, version_digest
+from topology.services.writers.pods import POD_JSON_FIELDS
+from topology.services.writers.topologies import TOPOLOGY_JSON_FIELDS
+from topology.sync.ahead import parse_one
+from topology.sync.versions import version_of
 
 REFERENCE_OPTIONS = (
     orjson.OPT_SORT_KEYS
@@ -110,3 +114,48 @@ def test_an_integer_beyond_64_bits_is_still_hashed_the_same_way_every_time():
     assert json.loads(text) == huge
     assert text == '{"cpu":4,"memory":1180591620717411303424}'
     assert record_hash(huge) == record_hash(dict(reversed(huge.items())))
+
+
+def _demo_object(kind: str) -> dict:
+    objects = generate_demo_objects(nodes=12, seed=9, cluster="h")
+    return next(o for o in objects if o["kind"] == kind and o["metadata"].get("resourceVersion"))
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns"),
+    [
+        (MirroredKind.POD, POD_JSON_FIELDS),
+        (MirroredKind.TOPOLOGY, TOPOLOGY_JSON_FIELDS),
+    ],
+)
+def test_the_sync_digests_pods_and_topologies_by_version_and_encodes_their_json_columns(
+    kind, columns
+):
+    obj = _demo_object(str(kind))
+    parsed = parse_one(kind, obj)
+    content = encode_record(parsed.record)
+    assert parsed.encoded.digest == version_digest(obj["metadata"]["uid"], version_of(kind, obj))
+    assert parsed.encoded.digest != content.digest
+    assert parsed.encoded.fields == {name: content.fields[name] for name in columns}
+
+
+def test_an_object_without_a_version_gets_the_content_hash():
+    obj = _demo_object("Pod")
+    del obj["metadata"]["resourceVersion"]
+    parsed = parse_one(MirroredKind.POD, obj)
+    assert parsed.encoded == encode_record(parsed.record)
+
+
+def test_kinds_whose_writers_hash_their_records_get_no_encoding_ahead():
+    parsed = parse_one(MirroredKind.NODE, _demo_object("Node"))
+    assert parsed.record is not None and parsed.encoded is None
+
+
+def test_a_version_digest_changes_with_the_uid_and_the_version():
+    digests = {
+        version_digest(uid, version)
+        for uid in ("a", "b")
+        for version in ("1", "2", "topology.node.k8s.io/v1alpha2 1")
+    }
+    assert len(digests) == 6
+    assert all(len(d) == 64 for d in digests)

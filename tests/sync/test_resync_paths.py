@@ -13,10 +13,11 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.sync.conftest import FAST, sync_once
 from tests.sync.mirror_check import assert_mirror_matches
+from topology.adapters.fingerprints import node_fingerprints
 from topology.choices import SyncResource
 from topology.models import Node, Pod, SyncError
 from topology.parsers import MirroredKind, parse_object
-from topology.services.hashing import encode_record
+from topology.services.hashing import encode_record, version_digest
 from topology.services.removal import remove_objects
 from topology.sync import apply
 from topology.sync.ahead import Parsed, parse_ahead
@@ -62,6 +63,26 @@ def test_one_changed_pod_among_many_is_found_and_written_alone(fake, connect, fa
     stored = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
     assert stored.labels["changed"] == "yes"
     assert_mirror_matches(fake, cluster)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="fingerprints need PostgreSQL")
+def test_a_changed_pod_changes_its_digest_and_its_nodes_fingerprint(fake, connect, fast):
+    cluster = connect(fake)
+    sync_once(cluster, fast)
+    pod = _a_running_pod(fake)
+    node = pod["spec"]["nodeName"]
+    before = node_fingerprints(cluster)
+    pod["metadata"]["labels"] = {"changed": "yes"}
+    served = fake.cluster.put(pod)
+    sync_once(cluster, fast)
+    stored = Pod.objects.get(cluster=cluster, name=pod["metadata"]["name"])
+    version = served["metadata"]["resourceVersion"]
+    assert stored.content_hash == version_digest(stored.uid, version)
+    after = node_fingerprints(cluster)
+    assert after[node] != before[node]
+    assert {n: f for n, f in after.items() if n != node} == {
+        n: f for n, f in before.items() if n != node
+    }
 
 
 def _writer_with_list_begun(cluster, fast):
@@ -144,10 +165,7 @@ def test_parsing_ahead_skips_stored_versions_and_keeps_errors_for_the_writer():
     parsed = parse_ahead(MirroredKind.POD, pods, {("ns", "same"): "5", ("ns", "newer"): "6"})
     assert set(parsed) == {("ns", "newer"), ("ns", "broken")}
     assert parsed[("ns", "newer")].record.resource_version == "7"
-    assert (
-        parsed[("ns", "newer")].encoded.digest
-        == encode_record(parsed[("ns", "newer")].record).digest
-    )
+    assert parsed[("ns", "newer")].encoded.digest == version_digest("", "7")
     assert "at least one container" in parsed[("ns", "broken")].error.message
 
 

@@ -3,8 +3,10 @@
 Rebuilding a 5,000-node snapshot takes seconds, and a live sync changes the mirror
 every second; most nodes, though, are untouched between two versions. A node's
 fingerprint is an md5 over its rows as stored: the Node's and its NRT's content hashes
-(each the digest of the whole parsed object), its CPU reservation, the content hashes
-of the pods on it and its CPU allocations. Two equal fingerprints mean the snapshot
+(each the digest of the whole parsed object or, as the sync stores them for NRTs and
+pods, of the object's uid and resourceVersion, which name one content: see
+`hashing.version_digest`), its CPU reservation, the content hashes of the pods on it and
+its CPU allocations. Two equal fingerprints mean the snapshot
 code would read the same values for that node, so its NodeSnapshot can be kept.
 
 A node's pods and allocations are folded in without sorting them: the count of rows

@@ -1,6 +1,6 @@
-"""Parse (and hash) a list page's objects ahead of the writer, in a thread of its own.
+"""Parse (and encode) a list page's objects ahead of the writer, in a thread of its own.
 
-A cold resync spends most of its CPU parsing and hashing; the writer spends most of
+A cold resync spends most of its CPU parsing and encoding; the writer spends most of
 its time waiting for the database. Done in a thread between the one that fetches the
 pages and the writer (see `prefetch`), the parsing overlaps those waits (the waits
 release the GIL) and the wait for the next page. Only the work moves: which objects
@@ -17,16 +17,22 @@ from typing import Any
 
 from topology.parsers import MirroredKind, ObjectParseError, Record, object_key, parse_object
 from topology.parsers.pod import PodRecord
-from topology.services.hashing import EncodedRecord, encode_record
+from topology.services.hashing import (
+    EncodedRecord,
+    encode_columns,
+    encode_record,
+    version_digest,
+)
 from topology.services.removal import Key
-from topology.services.writers.pods import pod_row_text
-from topology.sync.versions import same_version
+from topology.services.writers.pods import POD_JSON_FIELDS, pod_row_text
+from topology.services.writers.topologies import TOPOLOGY_JSON_FIELDS
+from topology.sync.versions import same_version, version_of
 
 
 @dataclass(frozen=True)
 class Parsed:
     """One object parsed ahead: its record (None: a kind Topolens does not mirror) and
-    the record's hash and field JSON, or the parser's error."""
+    what its writer takes of it (see `_encoded`), or the parser's error."""
 
     record: Record | None = None
     encoded: EncodedRecord | None = None
@@ -62,7 +68,26 @@ def parse_one(kind: MirroredKind, obj: dict[str, Any]) -> Parsed:
         return Parsed(error=exc)
     if result is None or result.kind is not kind:
         return Parsed()
-    return Parsed(result.record, encode_record(result.record))
+    return Parsed(result.record, _encoded(kind, obj, result.record))
+
+
+def _encoded(kind: MirroredKind, obj: dict[str, Any], record: Record) -> EncodedRecord | None:
+    """What the writer of `kind` takes from the parsing thread: for pods and NRTs, the
+    digest of the object's version and the JSON of its record's JSON columns (see
+    `hashing.version_digest`); None for the other kinds, whose writers hash their few
+    records themselves. An object without a resourceVersion (none the API server sends)
+    gets the content hash."""
+    columns = _JSON_FIELDS.get(kind)
+    if columns is None:
+        return None
+    version = version_of(kind, obj)
+    if not version:
+        return encode_record(record)
+    uid = getattr(record, "uid", "")
+    return encode_columns(record, columns, version_digest(uid, version))
+
+
+_JSON_FIELDS = {MirroredKind.POD: POD_JSON_FIELDS, MirroredKind.TOPOLOGY: TOPOLOGY_JSON_FIELDS}
 
 
 def _with_row_text(item: Parsed) -> Parsed:

@@ -90,8 +90,10 @@ def write_records(
     the hint be wrong, the insert fails on a unique key and the caller retries without it.
     Other kinds ignore it (a few pages of them at most).
 
-    `encodings` (key → `hashing.encode_record` of the record), when the caller hashed the
-    records already; the pod and NRT writers use it rather than hash them again.
+    `encodings` (key → the record's EncodedRecord), when the caller encoded the records
+    already; the pod and NRT writers use it rather than hash them again. Its digest is
+    what they store and compare; its fields need only be the JSON columns'
+    (`POD_JSON_FIELDS`, `TOPOLOGY_JSON_FIELDS`; see `hashing.encode_columns`).
 
     `node_ids` (node name → id), when the caller read the cluster's Nodes already (a pod
     list reads them once, not once a page); the pod writer looks up only names it lacks.

@@ -32,6 +32,16 @@ from topology.services.writers.rows import (
 )
 
 PodKey = tuple[str, str]
+# The record's fields whose JSON text a row takes (`_record_values`): all a caller that
+# brings its own EncodedRecord must encode (see `hashing.encode_columns`).
+POD_JSON_FIELDS = (
+    "labels",
+    "annotations",
+    "owner_references",
+    "containers",
+    "init_containers",
+    "overhead",
+)
 # The columns a pod's record alone gives, besides its key (`_record_values`).
 _RECORD_POD_COLUMNS = (
     "node_name",

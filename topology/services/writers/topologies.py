@@ -31,6 +31,9 @@ from topology.services.writers.bulk import bulk_update
 from topology.services.writers.common import BatchResult, Outcome, latest_by_key, namespaced
 from topology.services.writers.rows import JsonText, insert_rows, update_rows
 
+# The record's fields whose JSON text a row takes (`topology_row`): all a caller that
+# brings its own EncodedRecord must encode (see `hashing.encode_columns`).
+TOPOLOGY_JSON_FIELDS = ("topology_policies", "attributes", "crane_reserved", "raw")
 # Every column topology_row sets, in its order (node_id first).
 TOPOLOGY_COLUMNS = (
     "node_id",
