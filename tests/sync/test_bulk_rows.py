@@ -14,9 +14,10 @@ from topology.models import Cluster, Node, Pod
 from topology.parsers import MirroredKind, parse_object
 from topology.services import importer
 from topology.services.writers import bulk, pods, rows, write_records
+from topology.services.writers.bulk import BULK_LOAD, LoadStatistics
 from topology.services.writers.rows import JsonText, insert_rows, update_rows
 from topology.sync.ahead import parse_ahead
-from topology.sync.writer import BULK_LOAD, _Listing, relaxed_commits
+from topology.sync.writer import relaxed_commits
 
 pytestmark = pytest.mark.django_db
 postgresql_only = pytest.mark.skipif(
@@ -97,8 +98,8 @@ def test_a_wrong_absent_hint_fails_the_batch_as_a_database_error(demo_items):
 
 
 def test_table_statistics_are_refreshed_as_a_list_grows_geometrically():
-    listing = _Listing(stored={})
-    due = [listing.wrote(BULK_LOAD // 2) for _ in range(48)]
+    load = LoadStatistics()
+    due = [load.wrote(BULK_LOAD // 2) for _ in range(48)]
     # After 5,000 rows, then 20,000, then 80,000: not on every page.
     assert [i + 1 for i, is_due in enumerate(due) if is_due] == [2, 8, 32]
 
@@ -115,10 +116,10 @@ def test_table_statistics_are_refreshed_as_a_list_grows_geometrically():
 def test_a_list_refreshes_statistics_at_its_end_only_if_they_are_out_of_date(
     pages, refreshed_at_end
 ):
-    listing = _Listing(stored={})
+    load = LoadStatistics()
     for _ in range(pages):
-        listing.wrote(BULK_LOAD // 2)
-    assert listing.stale_at_end() is refreshed_at_end
+        load.wrote(BULK_LOAD // 2)
+    assert load.stale_at_end() is refreshed_at_end
 
 
 @postgresql_only

@@ -226,3 +226,40 @@ def test_a_sidecar_survives_import_export_and_counts_in_the_pods_requests():
     spec = pod_from_manifest(exported)
     apps = sum(c.requests.get("cpu", 0) for c in spec.containers)
     assert pod_requests(spec)[0]["cpu"] == apps + 3000
+
+
+def _planner_rows(table: str) -> float:
+    """What PostgreSQL's planner believes `table` holds (-1: never analysed)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+def test_a_large_import_refreshes_the_statistics_of_what_it_wrote(monkeypatch):
+    """As a sync's list does: after a bulk load the planner must not plan for the empty
+    tables it saw before (see LoadStatistics); a small import leaves them to autovacuum."""
+    from django.db import connection
+
+    from topology.demo import generate_demo_objects
+    from topology.parsers import MirroredKind
+    from topology.services import importer
+    from topology.services.writers.bulk import LoadStatistics
+
+    refreshed = []
+    refresh = importer.refresh_statistics_of
+    monkeypatch.setattr(
+        importer, "refresh_statistics_of", lambda kind: (refreshed.append(kind), refresh(kind))
+    )
+    monkeypatch.setattr(importer, "BATCH_SIZE", 20)
+    monkeypatch.setattr(importer, "LoadStatistics", lambda: LoadStatistics(analyse_at=50))
+    objects = generate_demo_objects(nodes=12, seed=3, cluster="big")
+    pods = sum(1 for o in objects if o["kind"] == "Pod")
+    assert pods > 50
+    summary = import_objects(cluster_name="big", objects=objects)
+    assert summary.ok, summary.errors
+    assert refreshed.count(MirroredKind.POD) >= 1
+    assert MirroredKind.NODE not in refreshed  # 12 nodes: under the threshold
+    if connection.vendor == "postgresql":
+        assert _planner_rows("topology_pod") >= Pod.objects.count() * 0.5

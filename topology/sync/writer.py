@@ -32,6 +32,7 @@ from topology.models import Cluster
 from topology.parsers import MirroredKind, object_key
 from topology.services.removal import Key, mirrored_keys, remove_objects, stored_versions
 from topology.services.writers import mirrored_node_ids, refresh_statistics_of
+from topology.services.writers.bulk import LoadStatistics
 from topology.sync import state
 from topology.sync.accounting import Accounts
 from topology.sync.apply import Applied, apply_objects, delete_objects, merge, needs_writing
@@ -52,7 +53,6 @@ from topology.sync.settings import SyncSettings
 logger = logging.getLogger(__name__)
 FlushHook = Callable[[list[WatchEvent], float], None]
 _CONNECTION_ERRORS = (OperationalError, InterfaceError)
-BULK_LOAD = 5_000  # rows a list writes before the tables' statistics are refreshed
 
 
 def _at(timestamp: float) -> datetime:
@@ -95,33 +95,15 @@ class _Listing:
     """One collection's list in progress.
 
     `stored`: what the mirror held when the list began, read once (one query, not one
-    per page; the lease makes this writer the only one). Table statistics are refreshed
-    as the list writes BULK_LOAD rows, then 4, 16… times as many, so that the planner
-    never plans the next page's statements for the empty table it saw at the start;
-    once more at the end if the list has since written as many rows again.
+    per page; the lease makes this writer the only one). `statistics`: when the list
+    refreshes its tables' statistics (see `LoadStatistics`).
     """
 
     stored: dict[Key, str]
     node_ids: dict[str, int] | None = None  # of a pod list: the cluster's Nodes, read once
     fresh: bool = False  # read by begin_list, no page applied yet
     seen: set[Key] = field(default_factory=set)
-    written: int = 0
-    analyse_at: int = BULK_LOAD
-    analysed: int = 0  # rows written when the statistics were last refreshed
-
-    def wrote(self, count: int) -> bool:
-        """Count rows written; True when the statistics are due for a refresh."""
-        self.written += count
-        if self.written < self.analyse_at:
-            return False
-        self.analyse_at *= 4
-        self.analysed = self.written
-        return True
-
-    def stale_at_end(self) -> bool:
-        """Whether the list ends with statistics of less than half the rows it wrote (a
-        last refresh at 80,000 of 100,000 pods, or on the last page, is recent enough)."""
-        return self.written >= BULK_LOAD and self.written >= 2 * self.analysed
+    statistics: LoadStatistics = field(default_factory=LoadStatistics)
 
 
 Refusal = tuple[Resource, Key, DatabaseError]  # an object the database refused
@@ -276,7 +258,7 @@ class MirrorWriter:
         # listed, though not written: the mirror keeps what it had (the list's end
         # must not remove an object the cluster still has)
         listing.seen.update(key for _, key, _ in written.refused)
-        if listing.wrote(len(applied.written)):
+        if listing.statistics.wrote(len(applied.written)):
             refresh_statistics_of(resource.kind)
         self._settle(resource, applied, page.items)
         self.report.add(resource.sync, "listed", len(page.items))
@@ -369,7 +351,7 @@ class MirrorWriter:
         listing = self._listings.pop(resource.sync, None)
         keep = listing.seen if listing is not None else set()
         keep |= {key for (sync, key) in self.accounts.waiting if sync is resource.sync}
-        if listing is not None and listing.stale_at_end():
+        if listing is not None and listing.statistics.stale_at_end():
             refresh_statistics_of(resource.kind)
         mirrored = set(listing.stored) if listing is not None else self._mirrored(resource)
         self.report.add(
