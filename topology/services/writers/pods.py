@@ -52,12 +52,7 @@ _RECORD_POD_COLUMNS = (
     "qos_class",
     "scheduler_name",
     "priority",
-    "labels",
-    "annotations",
-    "owner_references",
-    "containers",
-    "init_containers",
-    "overhead",
+    *POD_JSON_FIELDS,
 )
 # The columns written from a record, after (cluster_id, namespace, name) which an update
 # leaves alone; the node's id first.
