@@ -5,8 +5,10 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from scheduler_api.engine.koordinator_pod import pod_requests
+from topology.demo import generate_demo_objects
 from topology.models import (
     Cluster,
     Node,
@@ -18,9 +20,12 @@ from topology.models import (
     Reservation,
     ZoneResource,
 )
+from topology.parsers import MirroredKind
+from topology.services import importer
 from topology.services.exporter import export_list, pod_object
 from topology.services.importer import import_objects
 from topology.services.whatif import pod_from_manifest
+from topology.services.writers.bulk import LoadStatistics
 
 from .helpers import find, sample_items
 from .mirror import mirror_state
@@ -230,8 +235,6 @@ def test_a_sidecar_survives_import_export_and_counts_in_the_pods_requests():
 
 def _planner_rows(table: str) -> float:
     """What PostgreSQL's planner believes `table` holds (-1: never analysed)."""
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
         return cursor.fetchone()[0]
@@ -240,13 +243,6 @@ def _planner_rows(table: str) -> float:
 def test_a_large_import_refreshes_the_statistics_of_what_it_wrote(monkeypatch):
     """As a sync's list does: after a bulk load the planner must not plan for the empty
     tables it saw before (see LoadStatistics); a small import leaves them to autovacuum."""
-    from django.db import connection
-
-    from topology.demo import generate_demo_objects
-    from topology.parsers import MirroredKind
-    from topology.services import importer
-    from topology.services.writers.bulk import LoadStatistics
-
     refreshed = []
     refresh = importer.refresh_statistics_of
     monkeypatch.setattr(
