@@ -8,7 +8,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scheduler_api.engine import crane_count, koordinator_count, nrt_count, nrt_count_vector
+from scheduler_api.engine import (
+    crane_count,
+    koordinator_count,
+    koordinator_vector,
+    nrt_count,
+    nrt_count_vector,
+)
 from scheduler_api.engine.nrt_common import resolve_topology_manager
 from scheduler_api.engine.nrt_count_vector import UNDECIDED
 from scheduler_api.engine.nrt_match import passed_verdict
@@ -23,7 +29,7 @@ from scheduler_api.engine.whatif_systems import (
     judge_node,
     pod_request,
 )
-from scheduler_api.engine.whatif_vector import NO_SCORE, Ints, NRTIndex, judge_all
+from scheduler_api.engine.whatif_vector import NO_SCORE, Bools, Ints, NRTIndex, judge_all, node_fit
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
@@ -86,13 +92,52 @@ class Judgement:
         self.systems = self._systems()
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
         bulk = judge_all(index, pod, members, configs.nrt, self.request)
-        self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa
+        self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa.copy()
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[tuple[object, object], tuple[str, ...]] = {}
-        for row in np.flatnonzero(~members | bulk.exact):
+        passed = node_fit(index, self.request)
+        self.koordinator = self._koordinator_columns(passed)
+        decided = self._koordinator_decided() | self._koordinator_refusals(passed)
+        for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
+
+    def _koordinator_columns(self, passed: Bools) -> koordinator_vector.ColumnVerdicts | None:
+        """Koordinator's verdicts on the rows its columns decide (`koordinator_vector`)."""
+        rows = self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]
+        verdicts = koordinator_vector.judge(
+            self.index, self.pod, rows, self.configs.koordinator, self.reservations_on, passed
+        )
+        if verdicts is not None:
+            decided = verdicts.decided
+            self.fits[decided] = True
+            self.score[decided] = verdicts.score[decided]
+            self.numa[decided] = verdicts.numa[decided]
+        return verdicts
+
+    def _koordinator_refusals(self, passed: Bools) -> Bools:
+        """Rows Koordinator refuses before reading any book, all with one verdict."""
+        rows = self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]
+        refusals = koordinator_vector.quick_refusals(
+            self.index, self.pod, rows, self.configs.koordinator, passed
+        )
+        if refusals is None:
+            return np.zeros(len(self.index.nodes), np.bool_)
+        refused, verdict = refusals
+        for row in np.flatnonzero(refused).tolist():
+            self.exact[row] = verdict
+        self.fits[refused] = False
+        self.score[refused] = NO_SCORE
+        return refused
+
+    def _koordinator_decided(self) -> Bools:
+        """Rows Koordinator's columns decided and nothing judged since (a bound replica)."""
+        decided = np.zeros(len(self.index.nodes), np.bool_)
+        if self.koordinator is not None:
+            decided |= self.koordinator.decided
+            decided[list(self.exact)] = False
+        return decided
 
     def _systems(self) -> np.ndarray:
         if self.scheduler is not Scheduler.AUTO:
@@ -212,7 +257,10 @@ class Judgement:
 
     def _passed_notes(self, row: int) -> tuple[str, ...]:
         """`passed_verdict`'s notes. They read only the pod, the config, the node's flavour
-        and its topology manager, so they are worked out once per flavour and manager."""
+        and its topology manager, so they are worked out once per flavour and manager.
+        Koordinator's admitted single-NUMA verdicts carry none."""
+        if self.system(row) is not Scheduler.SCHEDULER_PLUGINS:
+            return ()
         node, tm = self.index.nodes[row], self.index.topology_managers[row]
         tm = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
         key = (node.flavour, tm)
@@ -287,11 +335,19 @@ class Judgement:
         return counts
 
     def _column_counts(self, limit: int) -> Ints:
+        """Copies per row where columns count them: scheduler-plugins rows, and the rows
+        Koordinator's columns decided (their NUMA nodes' copies, within the node-level
+        filters' limit); UNDECIDED elsewhere."""
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
-        if not members.any():
-            return np.full(len(self.index.nodes), UNDECIDED, np.int64)
-        counts = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
-        return np.where(members, counts, UNDECIDED)
+        counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
+        if members.any():
+            counted = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
+            counts = np.where(members, counted, counts)
+        decided = self._koordinator_decided()
+        if self.koordinator is not None and decided.any():
+            cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
+            counts = np.where(decided, np.minimum(cap, self.koordinator.copies), counts)
+        return counts
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.

@@ -111,7 +111,8 @@ class NRTIndex:
             if node is not self.nodes[row] and not clone.update(row, node):
                 return None
         clone.flavours = [node.flavour for node in clone.nodes]
-        clone.memo = {}
+        # what checks each row against the node it was built from goes on serving
+        clone.memo = {k: v.carried() for k, v in self.memo.items() if hasattr(v, "carried")}
         return clone
 
     def update(self, row: int, node: NodeSnapshot) -> bool:

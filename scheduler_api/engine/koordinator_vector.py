@@ -1,0 +1,405 @@
+"""koord-scheduler's Filter, Score and capacity count on columns, for its commonest case.
+
+A cluster what-if judges every Koordinator node one by one through `koordinator_fast`
+(NodeRun, books, a hint walk, the merge, Score): about 150 µs a node. For one case
+the whole answer follows from a few amounts per NUMA node, so it is worked out here
+for every such node at once on numpy arrays of shape (nodes, NUMA nodes):
+
+* the node: no CPU bind policy of its own (label or kubelet full-pcpus-only), the
+  SingleNUMANode policy (label or NRT), at least two NUMA nodes with unique ids in
+  ascending order, all publishing the same resources, a reference count of 1;
+* the pod: PreFilter passes and does not skip; it binds no cpus, has no NUMA policy
+  of its own other than SingleNUMANode, no singleNUMANodeExclusive=Required, no
+  reservation affinity, does not ignore reservations, matches no owner of the node's
+  reservations, and requests something the NUMA nodes publish.
+
+There, with R a NUMA node's published amount and D what it holds less what unmatched
+reservations' owners may reuse (`available_numa`: it leaves max(R - max(D, 0), 0)):
+
+* the hint walk stops after single NUMA nodes: NUMA node p is a hint when it has some
+  of every requested published resource and at least each requested amount;
+* SingleNUMANode's merge keeps the hint with the highest NUMA score (the per-NUMA
+  scorer over R and min(max(D, 0), R)), the lowest id on a tie: ids ascend, and a
+  later hint as wide replaces the best only with a higher score;
+* the allocation Filter then tries succeeds (distribute over one NUMA node places the
+  whole request), and Score is the scorer over that NUMA node's R and max(D, 0);
+* capacity (`koordinator_count`'s single-NUMA fill): NUMA node p takes
+  min over requested r of (R - a - D) // a + 1 copies (0 unless R >= a and
+  R - a - D >= 0), and the node min(its node-level limit, the sum over p).
+
+A node with one NUMA node is in the case too. There the merge's single hint is every
+NUMA node, which SingleNUMANode turns into no hint at all: the pod is admitted with
+no NUMA node, scored on the node's allocatable and requested, and Reserve places no
+NUMA amounts, so only the node-level filters limit its copies.
+
+A node none of whose NUMA nodes takes the pod is left to the reference (it writes the
+refusal's reasons), as is every node outside the case. Property tests hold every
+row to `koordinator.evaluate` and to the copy-by-copy fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from scheduler_api.engine.koordinator import NodeRun, node_run, request_cpu_bind
+from scheduler_api.engine.koordinator_numa import MAX_NODE_SCORE, is_scalar, is_scored
+from scheduler_api.engine.koordinator_pod import PodState, prefilter
+from scheduler_api.engine.koordinator_reservation import matches_owners
+from scheduler_api.engine.koordinator_state import (
+    KoordConfig,
+    add_numa,
+    node_cpu_bind_policy,
+    node_numa_policy,
+)
+from scheduler_api.engine.results import PlacementResult, Reason, refused
+from scheduler_api.engine.snapshot import (
+    NodeSnapshot,
+    NUMATopologyPolicy,
+    PodSpec,
+    ReservationSnapshot,
+)
+from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
+
+MEMO_KEY = "koordinator-single-numa-columns"
+BINDING_KEY = "koordinator-node-binds"
+UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
+ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
+
+
+class SingleNUMAColumns:
+    """Per row of an index: each NUMA node's id, R and D per resource (see the module
+    docstring), for the rows in the node case. A row is built from one node and its
+    reservations, and serves only while the index holds those very objects."""
+
+    def __init__(self, count: int, width: int, max_ref_count: int) -> None:
+        self.width, self.max_ref_count = width, max_ref_count
+        self.sources: list[tuple[NodeSnapshot, tuple[ReservationSnapshot, ...]] | None]
+        self.sources = [None] * count
+        self.case = np.zeros(count, np.bool_)  # built, and the node is in the case
+        self.valid = np.zeros((count, width), np.bool_)
+        self.numa_ids = np.zeros((count, width), np.int64)
+        self.published: dict[str, Bools] = {}
+        self.capacity: dict[str, Ints] = {}
+        self.net_held: dict[str, Ints] = {}
+        self.node_allocatable: dict[str, Ints] = {}
+        self.node_requested: dict[str, Ints] = {}
+
+    def carried(self) -> SingleNUMAColumns:
+        """A copy for a refreshed index: its unchanged rows (same node objects) still
+        serve; `current` turns the changed ones down until they are built again."""
+        clone = object.__new__(SingleNUMAColumns)
+        clone.__dict__.update(self.__dict__)
+        clone.sources = list(self.sources)
+        for name in ("case", "valid", "numa_ids"):
+            setattr(clone, name, getattr(self, name).copy())
+        for name in ("published", "capacity", "net_held", "node_allocatable", "node_requested"):
+            setattr(clone, name, {k: v.copy() for k, v in getattr(self, name).items()})
+        return clone
+
+    def current(self, row: int, node: NodeSnapshot, bound: tuple[ReservationSnapshot, ...]) -> bool:
+        """Was `row` built from `node` and `bound` (the same objects)?"""
+        source = self.sources[row]
+        if source is None or source[0] is not node or len(source[1]) != len(bound):
+            return False
+        return all(a is b for a, b in zip(source[1], bound, strict=True))
+
+    def build(self, row: int, run: NodeRun, bound: tuple[ReservationSnapshot, ...]) -> None:
+        """Fill `row` from a NodeRun of a pod that matches none of its reservations."""
+        self.sources[row] = (run.node, bound)
+        self.case[row] = False
+        self.valid[row] = False
+        for name in self.published:
+            self.published[name][row] = False
+            self.capacity[name][row] = 0
+            self.net_held[name][row] = 0
+        for name in self.node_allocatable:
+            self.node_allocatable[name][row] = self.node_requested[name][row] = 0
+        view = run.ctx.view
+        numa_ids = view.numa_nodes()
+        if not _node_in_case(run, numa_ids, self.width):
+            return
+        reusable = add_numa(run.ctx.restore.unmatched_used)
+        for name in view.resource_names[0]:
+            self._columns(name)[0][row] = True
+        for position, numa in enumerate(numa_ids):
+            self.valid[row, position] = True
+            self.numa_ids[row, position] = numa
+            held = run.ctx.state.resources.get(numa, {})
+            kept = reusable.get(numa, {})
+            for name, amount in view.resources_of(numa).items():
+                _, capacity, net_held = self._columns(name)
+                capacity[row, position] = amount
+                net_held[row, position] = held.get(name, 0) - kept.get(name, 0)
+        node = run.node
+        for name in {*node.allocatable, *node.requested}:
+            allocatable, requested = self._node_columns(name)
+            allocatable[row] = node.allocatable.get(name, 0)
+            requested[row] = node.requested.get(name, 0)
+        self.case[row] = True
+
+    def _node_columns(self, name: str) -> tuple[Ints, Ints]:
+        if name not in self.node_allocatable:
+            count = len(self.sources)
+            self.node_allocatable[name] = np.zeros(count, np.int64)
+            self.node_requested[name] = np.zeros(count, np.int64)
+        return self.node_allocatable[name], self.node_requested[name]
+
+    def node_amounts(self, name: str) -> tuple[Ints, Ints]:
+        """(allocatable, requested) of `name` per row, node-wide."""
+        if name in self.node_allocatable:
+            return self.node_allocatable[name], self.node_requested[name]
+        zeros = np.zeros(len(self.sources), np.int64)
+        return zeros, zeros
+
+    def _columns(self, name: str) -> tuple[Bools, Ints, Ints]:
+        if name not in self.published:
+            count = len(self.sources)
+            self.published[name] = np.zeros(count, np.bool_)
+            self.capacity[name] = np.zeros((count, self.width), np.int64)
+            self.net_held[name] = np.zeros((count, self.width), np.int64)
+        return self.published[name], self.capacity[name], self.net_held[name]
+
+    def amounts(self, name: str) -> tuple[Bools, Ints, Ints]:
+        """(published per row, R, D) of `name`; nothing anywhere for a name never seen."""
+        if name in self.published:
+            return self.published[name], self.capacity[name], self.net_held[name]
+        count = len(self.sources)
+        zeros = np.zeros((count, self.width), np.int64)
+        return np.zeros(count, np.bool_), zeros, zeros
+
+
+def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
+    view = run.ctx.view
+    return (
+        run.node_bind == "None"
+        and node_numa_policy(run.node, view) == NUMATopologyPolicy.SINGLE_NUMA_NODE
+        and 1 <= len(numa_ids) <= width
+        and all(a < b for a, b in zip(numa_ids, numa_ids[1:], strict=False))
+        and len(set(view.resource_names)) == 1
+        and view.max_ref_count == 1
+    )
+
+
+def pod_in_case(pod: PodSpec, state: PodState) -> bool:
+    """The pod's side of the case (module docstring); the node's side is per row."""
+    if state.error is not None or state.skip or state.request_cpu_bind:
+        return False
+    if state.pod_numa_policy not in ("", NUMATopologyPolicy.SINGLE_NUMA_NODE):
+        return False
+    exclusive = state.pod_numa_exclusive or ("Required" if state.pod_numa_policy else "")
+    if exclusive == "Required" or state.has_reservation_affinity:
+        return False
+    if state.ignores_reservations or pod.ignores_reservations or pod.reservation_affinity_name:
+        return False
+    return all(amount >= 0 for amount in state.requests.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnVerdicts:
+    """The rows decided here (`decided`), each fitting, with its Score and NUMA id, and
+    the copies its NUMA nodes take alone (before the node-level filters' limit)."""
+
+    decided: Bools
+    score: Ints
+    numa: Ints
+    copies: Ints
+
+
+def quick_refusals(
+    index: NRTIndex, pod: PodSpec, rows: Bools, config: KoordConfig, node_fit: Bools
+) -> tuple[Bools, PlacementResult] | None:
+    """Rows of `rows` Filter refuses before any book is read, and the verdict they share.
+
+    A pod with no NUMA policy of its own and a fractional cpu request is refused by
+    every node with a CPU bind policy (requestCPUBind: the bind policy asks for whole
+    cpus), after the shared filters and before its NodeRun (`koordinator.node_run`).
+    """
+    state = prefilter(pod, config)
+    if state.error is not None or state.skip or state.pod_numa_policy:
+        return None
+    binding = request_cpu_bind(state, "FullPCPUsOnly")  # what any bind policy answers
+    if not isinstance(binding, Reason):
+        return None
+    return rows & node_fit & _binding_nodes(index), replace(refused(binding), score=None)
+
+
+def _binding_nodes(index: NRTIndex) -> Bools:
+    """Per row, does the node have a CPU bind policy of its own (kept per index)."""
+    binding = index.memo.get(BINDING_KEY)
+    if not isinstance(binding, np.ndarray):
+        policies = [node_cpu_bind_policy(node) for node in index.nodes]
+        binding = index.memo[BINDING_KEY] = np.array([p != "None" for p in policies], np.bool_)
+    return binding
+
+
+def columns_of(index: NRTIndex, config: KoordConfig) -> SingleNUMAColumns:
+    """The index's columns, kept in its memo (one set per reference count)."""
+    key = f"{MEMO_KEY}/{config.max_ref_count}"
+    columns = index.memo.get(key)
+    if not isinstance(columns, SingleNUMAColumns):
+        columns = SingleNUMAColumns(len(index.nodes), index.width, config.max_ref_count)
+        index.memo[key] = columns
+    return columns
+
+
+def _candidate_rows(
+    index: NRTIndex,
+    columns: SingleNUMAColumns,
+    rows: Bools,
+    pod: PodSpec,
+    state: PodState,
+    config: KoordConfig,
+    reservations_on: ReservationsOn,
+) -> Bools:
+    """Rows of `rows` in the case for this pod, building the ones not built yet."""
+    chosen = np.zeros(len(index.nodes), np.bool_)
+    for row in np.flatnonzero(rows).tolist():
+        node = index.nodes[row]
+        if node_cpu_bind_policy(node) != "None":
+            continue
+        bound = reservations_on(node)
+        if any(matches_owners(pod, r.owners) for r in bound):
+            continue  # the split (and the books) would differ: the reference decides
+        if not columns.current(row, node, bound):
+            run = node_run(node, pod, state, bound, config)
+            if not isinstance(run, NodeRun):
+                continue
+            columns.build(row, run, bound)
+        chosen[row] = columns.case[row]
+    return chosen
+
+
+def _scores(
+    requested: Mapping[str, Ints],
+    allocatable: Mapping[str, Ints],
+    pod_requests: Mapping[str, int],
+    weights: Mapping[str, int],
+    strategy: str,
+) -> Ints:
+    """`koordinator_numa.resource_score` elementwise over arrays of one shape."""
+    shape = next(iter(allocatable.values())).shape if allocatable else (0,)
+    total = np.zeros(shape, np.int64)
+    weight_sum = np.zeros(shape, np.int64)
+    for name, weight in weights.items():
+        pod_request = pod_requests.get(name, 0)
+        if (pod_request == 0 and is_scalar(name)) or not is_scored(name):
+            continue
+        if name not in allocatable:
+            continue
+        capacity = allocatable[name]
+        used = requested[name] + pod_request
+        safe = np.where(capacity == 0, 1, capacity)
+        if strategy == "MostAllocated":
+            score = np.minimum(used, capacity) * MAX_NODE_SCORE // safe
+        else:
+            score = np.where(used > capacity, 0, (capacity - used) * MAX_NODE_SCORE // safe)
+        counted = capacity != 0
+        total += np.where(counted, score * weight, 0)
+        weight_sum += np.where(counted, weight, 0)
+    return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0)
+
+
+def _numa_fits(
+    columns: SingleNUMAColumns, requests: Mapping[str, int], rows: Bools
+) -> tuple[Bools, Ints, Bools]:
+    """Per (row, NUMA node): a hint (it has some of every requested published resource,
+    and each requested amount); the copies it takes alone; and per row whether the pod
+    requests something published there at all."""
+    fits = columns.valid.copy()
+    copies = np.full(fits.shape, np.iinfo(np.int64).max, np.int64)
+    asks_published = np.zeros(len(rows), np.bool_)
+    for name, amount in requests.items():
+        published, capacity, net_held = columns.amounts(name)
+        available = np.maximum(capacity - np.maximum(net_held, 0), 0)
+        lacking = published[:, None] & (available == 0)
+        fits &= ~lacking
+        if amount <= 0:
+            continue
+        asks_published |= published
+        fits &= ~published[:, None] | (available >= amount)
+        slack = capacity - amount - net_held
+        alone = np.where((capacity >= amount) & (slack >= 0), slack // amount + 1, 0)
+        copies = np.where(published[:, None], np.minimum(copies, alone), copies)
+    copies = np.where(fits & asks_published[:, None], copies, 0)
+    return fits, copies, asks_published
+
+
+def judge(
+    index: NRTIndex,
+    pod: PodSpec,
+    rows: Bools,
+    config: KoordConfig,
+    reservations_on: ReservationsOn,
+    node_fit: Bools,
+) -> ColumnVerdicts | None:
+    """Filter, Score and copies of every row of `rows` in the case; None when the pod
+    is not (every row then goes to the reference).
+
+    `node_fit`: NodeUnschedulable and NodeResourcesFit passed. `copies` are what the
+    NUMA nodes take; the caller caps them at what the node-level filters admit.
+    """
+    state = prefilter(pod, config)
+    if not rows.any() or not pod_in_case(pod, state):
+        return None
+    columns = columns_of(index, config)
+    candidates = _candidate_rows(
+        index, columns, rows & node_fit, pod, state, config, reservations_on
+    )
+    if not candidates.any():
+        return None
+    fits, copies, asks_published = _numa_fits(columns, state.requests, candidates)
+    decided = candidates & asks_published & fits.any(axis=1)
+    chosen = _chosen_positions(columns, fits, state.requests, config)
+    score = _chosen_scores(columns, chosen, state.requests, config)
+    numa = np.take_along_axis(columns.numa_ids, chosen[:, None], 1)[:, 0]
+    # one NUMA node: the merge's hint is every NUMA node, which it turns into "any"
+    alone = columns.valid.sum(axis=1) == 1
+    score = np.where(alone, _node_scores(columns, state.requests, config), score)
+    numa = np.where(alone, -1, numa)
+    total = np.where(alone, UNCOUNTED, copies.sum(axis=1))
+    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total)
+
+
+def _node_scores(
+    columns: SingleNUMAColumns, requests: Mapping[str, int], config: KoordConfig
+) -> Ints:
+    """Score without a hint: the scorer over the node's allocatable and requested."""
+    allocatable: dict[str, Ints] = {}
+    requested: dict[str, Ints] = {}
+    for name in config.resource_weights:
+        allocatable[name], requested[name] = columns.node_amounts(name)
+    weights, strategy = config.resource_weights, config.scoring_strategy
+    return _scores(requested, allocatable, requests, weights, strategy)
+
+
+def _chosen_scores(
+    columns: SingleNUMAColumns, chosen: Ints, requests: Mapping[str, int], config: KoordConfig
+) -> Ints:
+    """Score on the chosen NUMA node: the scorer over its R and max(D, 0)."""
+    capacity: dict[str, Ints] = {}
+    held: dict[str, Ints] = {}
+    for name in config.resource_weights:
+        _, published, net_held = columns.amounts(name)
+        capacity[name] = np.take_along_axis(published, chosen[:, None], 1)[:, 0]
+        held[name] = np.maximum(np.take_along_axis(net_held, chosen[:, None], 1)[:, 0], 0)
+    weights, strategy = config.resource_weights, config.scoring_strategy
+    return _scores(held, capacity, requests, weights, strategy)
+
+
+def _chosen_positions(
+    columns: SingleNUMAColumns, fits: Bools, requests: Mapping[str, int], config: KoordConfig
+) -> Ints:
+    """SingleNUMANode's merge: the hint with the highest NUMA score, the first on a tie."""
+    published: dict[str, Ints] = {}
+    requested: dict[str, Ints] = {}
+    for name in config.resource_weights:
+        _, capacity, net_held = columns.amounts(name)
+        published[name] = capacity
+        requested[name] = np.minimum(np.maximum(net_held, 0), capacity)
+    scores = _scores(
+        requested, published, requests, config.resource_weights, config.numa_scoring_strategy
+    )
+    return np.asarray(np.argmax(np.where(fits, scores, -1), axis=1), np.int64)

@@ -1,0 +1,216 @@
+"""Koordinator on columns: every row it decides equals the reference's verdict and count.
+
+`koordinator_vector` answers Filter, Score and capacity for SingleNUMANode nodes without
+a bind policy, for pods that bind no cpus, on numpy columns. On random clusters of
+Koordinator nodes (the count tests' nodes, bent towards that case, with reservations
+whose owners the pod sometimes matches), a what-if's verdict on every node must be
+the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`), and
+every fitting node's count the copy-by-copy fill's.
+KOORD_EXAMPLES=1000 for a deeper local run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from scheduler_api.engine import koordinator
+from scheduler_api.engine.koordinator_state import KoordConfig
+from scheduler_api.engine.koordinator_vector import columns_of
+from scheduler_api.engine.snapshot import (
+    ANN_KOORD_NUMA_SPEC,
+    ANN_KOORD_RESERVATION_AFFINITY,
+    ANN_KOORD_RESOURCE_SPEC,
+    LABEL_CPU_BIND_POLICY,
+    LABEL_KOORD_QOS,
+    LABEL_NUMA_TOPOLOGY_POLICY,
+    Flavour,
+    LabelSelector,
+    NodeSnapshot,
+    PodSpec,
+    ReservationOwner,
+    ReservationPhase,
+    ReservationSnapshot,
+    ResourceAmounts,
+    Zone,
+)
+from scheduler_api.engine.whatif_judge import Judgement
+from scheduler_api.engine.whatif_systems import Scheduler, SystemConfigs, judge_node
+from scheduler_api.engine.whatif_vector import NRTIndex
+from tests.engine.data_nrt_builders import container, pod
+from tests.engine.test_koordinator_count import CONFIGS, SETTINGS, koord_nodes, reservations
+
+GI = 2**30
+
+
+@st.composite
+def case_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    """A count-test node, mostly SingleNUMANode by label and without a bind policy."""
+    node = draw(koord_nodes())
+    labels = dict(node.labels)
+    if draw(st.integers(0, 4)) > 0:
+        labels.pop(LABEL_CPU_BIND_POLICY, None)
+    if draw(st.integers(0, 4)) > 0:
+        labels[LABEL_NUMA_TOPOLOGY_POLICY] = "SingleNUMANode"
+    full_pcpus = node.cpu_manager_policy == "static" and draw(st.booleans())
+    return replace(
+        node,
+        name=name,
+        labels=labels,
+        cpu_manager_policy="static" if full_pcpus else "",
+        cpu_manager_options=node.cpu_manager_options if full_pcpus else {},
+    )
+
+
+@st.composite
+def case_pods(draw: st.DrawFn) -> PodSpec:
+    """Mostly pods that bind no cpus; now and then a NUMA spec, a bind policy, an
+    affinity, or a request the NUMA nodes do not publish."""
+    resources = {
+        "cpu": draw(st.sampled_from(["100m", "500m", "500m", "1", "1500m", "2", "3"])),
+        "memory": draw(st.sampled_from(["256Mi", "1Gi", "1Gi", "3Gi", "9Gi"])),
+    }
+    if draw(st.integers(0, 9)) == 0:
+        resources["example.com/dev"] = "1"
+    labels = {"app": draw(st.sampled_from(["x", "z", "z"]))}
+    qos = draw(st.sampled_from(["LS", "LS", "", "", "LSR"]))
+    if qos:
+        labels[LABEL_KOORD_QOS] = qos
+    annotations: dict[str, str] = {}
+    if draw(st.integers(0, 5)) == 0:
+        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps({"preferredCPUBindPolicy": "FullPCPUs"})
+    if draw(st.integers(0, 5)) == 0:
+        numa_spec = {
+            "numaTopologyPolicy": draw(st.sampled_from(["SingleNUMANode", "Restricted", ""])),
+            "singleNUMANodeExclusive": draw(st.sampled_from(["Required", "Preferred"])),
+        }
+        annotations[ANN_KOORD_NUMA_SPEC] = json.dumps(numa_spec)
+    if draw(st.integers(0, 9)) == 0:
+        annotations[ANN_KOORD_RESERVATION_AFFINITY] = "{}"
+    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
+               priority=draw(st.sampled_from([None, 9000, 5000])))  # fmt: skip
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]]:
+    nodes = tuple(draw(case_nodes(f"k{index}")) for index in range(draw(st.integers(1, 4))))
+    held = tuple(r for node in nodes for r in draw(reservations(node)))
+    return nodes, tuple(replace(r, name=f"{r.node_name}-{r.name}") for r in held)
+
+
+def judgement(
+    nodes: tuple[NodeSnapshot, ...],
+    held: tuple[ReservationSnapshot, ...],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> Judgement:
+    configs = SystemConfigs(koordinator=config)
+    return Judgement(NRTIndex(nodes), held, spec, Scheduler.KOORDINATOR, configs, detailed=0)
+
+
+def on_node(
+    held: tuple[ReservationSnapshot, ...], node: NodeSnapshot
+) -> tuple[ReservationSnapshot, ...]:
+    return tuple(r for r in held if r.node_name == node.name)
+
+
+@SETTINGS
+@given(clusters(), case_pods(), CONFIGS)
+def test_every_verdict_equals_the_reference(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    nodes, held = cluster
+    judged = judgement(nodes, held, spec, config)
+    decided = judged.koordinator.decided if judged.koordinator is not None else None
+    for row, node in enumerate(nodes):
+        want = judge_node(
+            node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node)
+        )  # the shared filters, then the reference koord-scheduler
+        got = judged.verdict(row)
+        event(f"decided by the columns: {decided is not None and bool(decided[row])}")
+        assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
+            want.fits, want.score, want.numa_zones, want.reasons, want.notes,
+        )  # fmt: skip
+
+
+@SETTINGS
+@given(clusters(), case_pods(), CONFIGS)
+def test_every_count_equals_filling_copy_by_copy(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    nodes, held = cluster
+    judged = judgement(nodes, held, spec, config)
+    counts = dict(judged.fill_all(40))
+    for row, node in enumerate(nodes):
+        if judged.fits[row]:
+            event(f"counted on columns: {bool(judged._koordinator_decided()[row])}")
+            assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
+
+
+def two_numa_node(name: str = "k0", free_memory: tuple[int, int] = (4, 8)) -> NodeSnapshot:
+    """Two NUMA nodes of 4 cpus and 8 GiB each, SingleNUMANode by label."""
+    rows = [(cpu, cpu, 0, cpu // 4) for cpu in range(8)]
+    zones = tuple(
+        Zone(numa, f"node-{numa}", {
+            "cpu": ResourceAmounts(4000, 4000, 4000),
+            "memory": ResourceAmounts(8 * GI, 8 * GI, free_memory[numa] * GI),
+        })
+        for numa in (0, 1)
+    )  # fmt: skip
+    return NodeSnapshot(
+        name=name,
+        labels={LABEL_NUMA_TOPOLOGY_POLICY: "SingleNUMANode"},
+        flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 8000, "memory": 16 * GI, "pods": 110},
+        requested={"cpu": 0, "pods": 0},
+        zones=zones,
+        cpus=tuple(rows),
+    )
+
+
+SMALL = pod(container("c", {"cpu": "500m", "memory": "1Gi"}), name="p",
+            labels={LABEL_KOORD_QOS: "LS"})  # fmt: skip
+
+
+def test_a_small_pod_on_a_single_numa_node_is_decided_by_the_columns() -> None:
+    judged = judgement((two_numa_node(),), (), SMALL, KoordConfig())
+    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [True]
+    verdict = judged.verdict(0)
+    want = koordinator.evaluate(two_numa_node(), SMALL)
+    assert (verdict.fits, verdict.score, verdict.numa_zones) == (True, want.score, want.numa_zones)
+    assert dict(judged.fill_all(100)) == {"k0": judged.fill_copy_by_copy(0, 100, fast=False)}
+
+
+def test_a_changed_node_is_read_again_not_served_from_the_old_columns() -> None:
+    index = NRTIndex((two_numa_node(),))
+    configs = SystemConfigs()
+    first = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
+    assert first.koordinator is not None and bool(first.koordinator.decided[0])
+    index.update(0, two_numa_node(free_memory=(0, 1)))  # memory full: 1 GiB left on NUMA 1
+    second = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
+    want = koordinator.evaluate(index.nodes[0], SMALL)
+    assert second.verdict(0).numa_zones == want.numa_zones
+    assert dict(second.fill_all(100)) == {"k0": second.fill_copy_by_copy(0, 100, fast=False)}
+    assert columns_of(index, KoordConfig()).current(0, index.nodes[0], ())
+
+
+def test_a_pod_matching_a_reservation_owner_is_left_to_the_reference() -> None:
+    reservation = ReservationSnapshot(
+        name="r", uid="uid-r", node_name="k0", phase=ReservationPhase.AVAILABLE,
+        owners=(ReservationOwner(label_selector=LabelSelector({"app": "x"})),),
+        allocatable={"cpu": 1000},
+    )  # fmt: skip
+    owner = replace(SMALL, labels={**SMALL.labels, "app": "x"})
+    judged = judgement((two_numa_node(),), (reservation,), owner, KoordConfig())
+    assert judged.koordinator is None or not judged.koordinator.decided.any()
+    assert 0 in judged.exact
+    stranger = judgement((two_numa_node(),), (reservation,), SMALL, KoordConfig())
+    assert stranger.koordinator is not None and np.array_equal(stranger.koordinator.decided, [True])
