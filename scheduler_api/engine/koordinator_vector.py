@@ -375,31 +375,36 @@ def _node_scores(
     return _scores(requested, allocatable, requests, weights, strategy)
 
 
-def _chosen_scores(
-    columns: SingleNUMAColumns, chosen: Ints, requests: Mapping[str, int], config: KoordConfig
-) -> Ints:
-    """Score on the chosen NUMA node: the scorer over its R and max(D, 0)."""
+def _weighed_amounts(
+    columns: SingleNUMAColumns, config: KoordConfig, chosen: Ints | None = None
+) -> tuple[dict[str, Ints], dict[str, Ints]]:
+    """Per weighed resource, R and max(D, 0): of every NUMA node, or of the chosen one."""
     capacity: dict[str, Ints] = {}
     held: dict[str, Ints] = {}
     for name in config.resource_weights:
         _, published, net_held = columns.amounts(name)
-        capacity[name] = np.take_along_axis(published, chosen[:, None], 1)[:, 0]
-        held[name] = np.maximum(np.take_along_axis(net_held, chosen[:, None], 1)[:, 0], 0)
-    weights, strategy = config.resource_weights, config.scoring_strategy
-    return _scores(held, capacity, requests, weights, strategy)
+        if chosen is not None:
+            published = np.take_along_axis(published, chosen[:, None], 1)[:, 0]
+            net_held = np.take_along_axis(net_held, chosen[:, None], 1)[:, 0]
+        capacity[name], held[name] = published, np.maximum(net_held, 0)
+    return capacity, held
+
+
+def _chosen_scores(
+    columns: SingleNUMAColumns, chosen: Ints, requests: Mapping[str, int], config: KoordConfig
+) -> Ints:
+    """Score on the chosen NUMA node: the scorer over its R and max(D, 0)."""
+    capacity, held = _weighed_amounts(columns, config, chosen)
+    return _scores(held, capacity, requests, config.resource_weights, config.scoring_strategy)
 
 
 def _chosen_positions(
     columns: SingleNUMAColumns, fits: Bools, requests: Mapping[str, int], config: KoordConfig
 ) -> Ints:
-    """SingleNUMANode's merge: the hint with the highest NUMA score, the first on a tie."""
-    published: dict[str, Ints] = {}
-    requested: dict[str, Ints] = {}
-    for name in config.resource_weights:
-        _, capacity, net_held = columns.amounts(name)
-        published[name] = capacity
-        requested[name] = np.minimum(np.maximum(net_held, 0), capacity)
-    scores = _scores(
-        requested, published, requests, config.resource_weights, config.numa_scoring_strategy
-    )
+    """SingleNUMANode's merge: the hint with the highest NUMA score, the first on a tie.
+    A hint's score reads the NUMA node's R and the part of it in use, min(max(D, 0), R)."""
+    published, held = _weighed_amounts(columns, config)
+    requested = {name: np.minimum(held[name], published[name]) for name in published}
+    weights, strategy = config.resource_weights, config.numa_scoring_strategy
+    scores = _scores(requested, published, requests, weights, strategy)
     return np.asarray(np.argmax(np.where(fits, scores, -1), axis=1), np.int64)

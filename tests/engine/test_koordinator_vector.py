@@ -214,3 +214,15 @@ def test_a_pod_matching_a_reservation_owner_is_left_to_the_reference() -> None:
     assert 0 in judged.exact
     stranger = judgement((two_numa_node(),), (reservation,), SMALL, KoordConfig())
     assert stranger.koordinator is not None and np.array_equal(stranger.koordinator.decided, [True])
+
+
+def test_nodes_with_a_bind_policy_refuse_a_fractional_pod_with_one_shared_verdict() -> None:
+    bound = replace(two_numa_node(), labels={LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"})
+    nodes = (replace(bound, name="k0"), replace(bound, name="k1"), two_numa_node("k2"))
+    judged = judgement(nodes, (), SMALL, KoordConfig())
+    assert judged.exact[0] is judged.exact[1]  # decided once, before any NodeRun
+    for row, node in enumerate(nodes):
+        want = judge_node(node, SMALL, Scheduler.KOORDINATOR, judged.configs, ())
+        got = judged.verdict(row)
+        assert (got.fits, got.score, got.reasons) == (want.fits, want.score, want.reasons)
+    assert [judged.verdict(row).fits for row in range(3)] == [False, False, True]
