@@ -39,6 +39,7 @@ row to `koordinator.evaluate` and to the copy-by-copy fill.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -51,7 +52,6 @@ from scheduler_api.engine.koordinator_reservation import matches_owners
 from scheduler_api.engine.koordinator_state import (
     KoordConfig,
     add_numa,
-    node_cpu_bind_policy,
     node_numa_policy,
 )
 from scheduler_api.engine.results import PlacementResult, Reason, refused
@@ -64,7 +64,6 @@ from scheduler_api.engine.snapshot import (
 from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 MEMO_KEY = "koordinator-single-numa-columns"
-BINDING_KEY = "koordinator-node-binds"
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
 
@@ -74,8 +73,9 @@ class SingleNUMAColumns:
     docstring), for the rows in the node case. A row is built from one node and its
     reservations, and serves only while the index holds those very objects."""
 
-    def __init__(self, count: int, width: int, max_ref_count: int) -> None:
-        self.width, self.max_ref_count = width, max_ref_count
+    def __init__(self, count: int, width: int) -> None:
+        self.width = width
+        self.lock = threading.Lock()  # a row is built and read by one what-if at a time
         self.sources: list[tuple[NodeSnapshot, tuple[ReservationSnapshot, ...]] | None]
         self.sources = [None] * count
         self.case = np.zeros(count, np.bool_)  # built, and the node is in the case
@@ -93,6 +93,7 @@ class SingleNUMAColumns:
         clone = object.__new__(SingleNUMAColumns)
         clone.__dict__.update(self.__dict__)
         clone.sources = list(self.sources)
+        clone.lock = threading.Lock()
         for name in ("case", "valid", "numa_ids"):
             setattr(clone, name, getattr(self, name).copy())
         for name in ("published", "capacity", "net_held", "node_allocatable", "node_requested"):
@@ -183,8 +184,9 @@ def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
     )
 
 
-def pod_in_case(pod: PodSpec, state: PodState) -> bool:
-    """The pod's side of the case (module docstring); the node's side is per row."""
+def pod_in_case(state: PodState) -> bool:
+    """The pod's side of the case (module docstring); the node's side is per row.
+    (A named reservation affinity is an affinity; PreFilter copies the ignored label.)"""
     if state.error is not None or state.skip or state.request_cpu_bind:
         return False
     if state.pod_numa_policy not in ("", NUMATopologyPolicy.SINGLE_NUMA_NODE):
@@ -192,7 +194,7 @@ def pod_in_case(pod: PodSpec, state: PodState) -> bool:
     exclusive = state.pod_numa_exclusive or ("Required" if state.pod_numa_policy else "")
     if exclusive == "Required" or state.has_reservation_affinity:
         return False
-    if state.ignores_reservations or pod.ignores_reservations or pod.reservation_affinity_name:
+    if state.ignores_reservations:
         return False
     return all(amount >= 0 for amount in state.requests.values())
 
@@ -209,9 +211,10 @@ class ColumnVerdicts:
 
 
 def quick_refusals(
-    index: NRTIndex, pod: PodSpec, rows: Bools, config: KoordConfig, node_fit: Bools
+    index: NRTIndex, pod: PodSpec, rows: Bools, config: KoordConfig
 ) -> tuple[Bools, PlacementResult] | None:
-    """Rows of `rows` Filter refuses before any book is read, and the verdict they share.
+    """Rows of `rows` (the shared filters passed) Filter refuses before any book is read,
+    and the verdict they share.
 
     A pod with no NUMA policy of its own and a fractional cpu request is refused by
     every node with a CPU bind policy (requestCPUBind: the bind policy asks for whole
@@ -223,16 +226,8 @@ def quick_refusals(
     binding = request_cpu_bind(state, "FullPCPUsOnly")  # what any bind policy answers
     if not isinstance(binding, Reason):
         return None
-    return rows & node_fit & _binding_nodes(index), replace(refused(binding), score=None)
-
-
-def _binding_nodes(index: NRTIndex) -> Bools:
-    """Per row, does the node have a CPU bind policy of its own (kept per index)."""
-    binding = index.memo.get(BINDING_KEY)
-    if not isinstance(binding, np.ndarray):
-        policies = [node_cpu_bind_policy(node) for node in index.nodes]
-        binding = index.memo[BINDING_KEY] = np.array([p != "None" for p in policies], np.bool_)
-    return binding
+    verdict = replace(refused(binding), score=None)
+    return rows & index.koordinator_binds, verdict
 
 
 def columns_of(index: NRTIndex, config: KoordConfig) -> SingleNUMAColumns:
@@ -240,7 +235,7 @@ def columns_of(index: NRTIndex, config: KoordConfig) -> SingleNUMAColumns:
     key = f"{MEMO_KEY}/{config.max_ref_count}"
     columns = index.memo.get(key)
     if not isinstance(columns, SingleNUMAColumns):
-        columns = SingleNUMAColumns(len(index.nodes), index.width, config.max_ref_count)
+        columns = SingleNUMAColumns(len(index.nodes), index.width)
         index.memo[key] = columns
     return columns
 
@@ -256,10 +251,8 @@ def _candidate_rows(
 ) -> Bools:
     """Rows of `rows` in the case for this pod, building the ones not built yet."""
     chosen = np.zeros(len(index.nodes), np.bool_)
-    for row in np.flatnonzero(rows).tolist():
+    for row in np.flatnonzero(rows & ~index.koordinator_binds).tolist():
         node = index.nodes[row]
-        if node_cpu_bind_policy(node) != "None":
-            continue
         bound = reservations_on(node)
         if any(matches_owners(pod, r.owners) for r in bound):
             continue  # the split (and the books) would differ: the reference decides
@@ -273,21 +266,20 @@ def _candidate_rows(
 
 
 def _scores(
+    shape: tuple[int, ...],
     requested: Mapping[str, Ints],
     allocatable: Mapping[str, Ints],
     pod_requests: Mapping[str, int],
     weights: Mapping[str, int],
     strategy: str,
 ) -> Ints:
-    """`koordinator_numa.resource_score` elementwise over arrays of one shape."""
-    shape = next(iter(allocatable.values())).shape if allocatable else (0,)
+    """`koordinator_numa.resource_score` elementwise over arrays of `shape` (the amounts
+    of each weighed resource; no weight scores 0 everywhere)."""
     total = np.zeros(shape, np.int64)
     weight_sum = np.zeros(shape, np.int64)
     for name, weight in weights.items():
         pod_request = pod_requests.get(name, 0)
         if (pod_request == 0 and is_scalar(name)) or not is_scored(name):
-            continue
-        if name not in allocatable:
             continue
         capacity = allocatable[name]
         used = requested[name] + pod_request
@@ -303,14 +295,14 @@ def _scores(
 
 
 def _numa_fits(
-    columns: SingleNUMAColumns, requests: Mapping[str, int], rows: Bools
+    columns: SingleNUMAColumns, requests: Mapping[str, int]
 ) -> tuple[Bools, Ints, Bools]:
     """Per (row, NUMA node): a hint (it has some of every requested published resource,
     and each requested amount); the copies it takes alone; and per row whether the pod
     requests something published there at all."""
     fits = columns.valid.copy()
     copies = np.full(fits.shape, np.iinfo(np.int64).max, np.int64)
-    asks_published = np.zeros(len(rows), np.bool_)
+    asks_published = np.zeros(len(columns.sources), np.bool_)
     for name, amount in requests.items():
         published, capacity, net_held = columns.amounts(name)
         available = np.maximum(capacity - np.maximum(net_held, 0), 0)
@@ -333,31 +325,36 @@ def judge(
     rows: Bools,
     config: KoordConfig,
     reservations_on: ReservationsOn,
-    node_fit: Bools,
 ) -> ColumnVerdicts | None:
     """Filter, Score and copies of every row of `rows` in the case; None when the pod
     is not (every row then goes to the reference).
 
-    `node_fit`: NodeUnschedulable and NodeResourcesFit passed. `copies` are what the
-    NUMA nodes take; the caller caps them at what the node-level filters admit.
+    `rows` must have passed NodeUnschedulable and NodeResourcesFit. `copies` are what
+    the NUMA nodes take; the caller caps them at what the node-level filters admit.
     """
     state = prefilter(pod, config)
-    if not rows.any() or not pod_in_case(pod, state):
+    if not rows.any() or not pod_in_case(state):
         return None
     columns = columns_of(index, config)
-    candidates = _candidate_rows(
-        index, columns, rows & node_fit, pod, state, config, reservations_on
-    )
-    if not candidates.any():
-        return None
-    fits, copies, asks_published = _numa_fits(columns, state.requests, candidates)
+    with columns.lock:  # another what-if on this index may build rows for its reservations
+        candidates = _candidate_rows(index, columns, rows, pod, state, config, reservations_on)
+        if not candidates.any():
+            return None
+        return _verdicts(columns, candidates, state.requests, config)
+
+
+def _verdicts(
+    columns: SingleNUMAColumns, candidates: Bools, requests: Mapping[str, int], config: KoordConfig
+) -> ColumnVerdicts:
+    """Filter, Score and copies of the candidate rows (see the module docstring)."""
+    fits, copies, asks_published = _numa_fits(columns, requests)
     decided = candidates & asks_published & fits.any(axis=1)
-    chosen = _chosen_positions(columns, fits, state.requests, config)
-    score = _chosen_scores(columns, chosen, state.requests, config)
+    chosen = _chosen_positions(columns, fits, requests, config)
+    score = _chosen_scores(columns, chosen, requests, config)
     numa = np.take_along_axis(columns.numa_ids, chosen[:, None], 1)[:, 0]
     # one NUMA node: the merge's hint is every NUMA node, which it turns into "any"
     alone = columns.valid.sum(axis=1) == 1
-    score = np.where(alone, _node_scores(columns, state.requests, config), score)
+    score = np.where(alone, _node_scores(columns, requests, config), score)
     numa = np.where(alone, -1, numa)
     total = np.where(alone, UNCOUNTED, copies.sum(axis=1))
     return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total)
@@ -372,7 +369,7 @@ def _node_scores(
     for name in config.resource_weights:
         allocatable[name], requested[name] = columns.node_amounts(name)
     weights, strategy = config.resource_weights, config.scoring_strategy
-    return _scores(requested, allocatable, requests, weights, strategy)
+    return _scores(columns.case.shape, requested, allocatable, requests, weights, strategy)
 
 
 def _weighed_amounts(
@@ -395,7 +392,8 @@ def _chosen_scores(
 ) -> Ints:
     """Score on the chosen NUMA node: the scorer over its R and max(D, 0)."""
     capacity, held = _weighed_amounts(columns, config, chosen)
-    return _scores(held, capacity, requests, config.resource_weights, config.scoring_strategy)
+    weights, strategy = config.resource_weights, config.scoring_strategy
+    return _scores(chosen.shape, held, capacity, requests, weights, strategy)
 
 
 def _chosen_positions(
@@ -406,5 +404,5 @@ def _chosen_positions(
     published, held = _weighed_amounts(columns, config)
     requested = {name: np.minimum(held[name], published[name]) for name in published}
     weights, strategy = config.resource_weights, config.numa_scoring_strategy
-    scores = _scores(requested, published, requests, weights, strategy)
+    scores = _scores(fits.shape, requested, published, requests, weights, strategy)
     return np.asarray(np.argmax(np.where(fits, scores, -1), axis=1), np.int64)

@@ -96,18 +96,20 @@ class Judgement:
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[tuple[object, object], tuple[str, ...]] = {}
-        passed = node_fit(index, self.request)
-        self.koordinator = self._koordinator_columns(passed)
-        decided = self._koordinator_decided() | self._koordinator_refusals(passed)
+        koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & node_fit(
+            index, self.request
+        )  # Koordinator's rows that passed the shared filters
+        self.koordinator = self._koordinator_columns(koordinator)
+        decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
 
-    def _koordinator_columns(self, passed: Bools) -> koordinator_vector.ColumnVerdicts | None:
-        """Koordinator's verdicts on the rows its columns decide (`koordinator_vector`)."""
-        rows = self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]
+    def _koordinator_columns(self, rows: Bools) -> koordinator_vector.ColumnVerdicts | None:
+        """Koordinator's verdicts on the rows its columns decide (`koordinator_vector`), of
+        `rows` (judged by Koordinator, the shared filters passed)."""
         verdicts = koordinator_vector.judge(
-            self.index, self.pod, rows, self.configs.koordinator, self.reservations_on, passed
+            self.index, self.pod, rows, self.configs.koordinator, self.reservations_on
         )
         if verdicts is not None:
             decided = verdicts.decided
@@ -116,11 +118,10 @@ class Judgement:
             self.numa[decided] = verdicts.numa[decided]
         return verdicts
 
-    def _koordinator_refusals(self, passed: Bools) -> Bools:
-        """Rows Koordinator refuses before reading any book, all with one verdict."""
-        rows = self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]
+    def _koordinator_refusals(self, rows: Bools) -> Bools:
+        """Rows of `rows` Koordinator refuses before reading any book, with one verdict."""
         refusals = koordinator_vector.quick_refusals(
-            self.index, self.pod, rows, self.configs.koordinator, passed
+            self.index, self.pod, rows, self.configs.koordinator
         )
         if refusals is None:
             return np.zeros(len(self.index.nodes), np.bool_)

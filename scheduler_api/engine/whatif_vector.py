@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from scheduler_api.engine.koordinator_state import node_cpu_bind_policy
 from scheduler_api.engine.nrt_common import (
     ALWAYS_ON_NODE,
     MAX_NODE_SCORE,
@@ -69,6 +70,7 @@ class NRTIndex:
         self.duplicate_numa = np.zeros(count, np.bool_)
         self.sparse_numa = np.zeros(count, np.bool_)  # an id not below the zone count
         self.unschedulable = np.zeros(count, np.bool_)
+        self.koordinator_binds = np.zeros(count, np.bool_)  # a CPU bind policy of its own
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         self._free: dict[str, Ints] = {}
         self._on_node: dict[str, Bools] = {}
@@ -92,6 +94,7 @@ class NRTIndex:
         clone.duplicate_numa = self.duplicate_numa.copy()
         clone.sparse_numa = self.sparse_numa.copy()
         clone.unschedulable = self.unschedulable.copy()
+        clone.koordinator_binds = self.koordinator_binds.copy()
         clone.available = {r: a.copy() for r, a in self.available.items()}
         clone.has = {r: a.copy() for r, a in self.has.items()}
         clone._free = {r: a.copy() for r, a in self._free.items()}
@@ -148,6 +151,7 @@ class NRTIndex:
         self.duplicate_numa[row] = len({z.numa_id for z in zones}) != len(zones)
         self.sparse_numa[row] = any(z.numa_id >= len(zones) for z in zones)
         self.unschedulable[row] = node.unschedulable
+        self.koordinator_binds[row] = node_cpu_bind_policy(node) != "None"
 
     @staticmethod
     def _node_free(node: NodeSnapshot, name: str) -> int:

@@ -226,3 +226,25 @@ def test_nodes_with_a_bind_policy_refuse_a_fractional_pod_with_one_shared_verdic
         got = judged.verdict(row)
         assert (got.fits, got.score, got.reasons) == (want.fits, want.score, want.reasons)
     assert [judged.verdict(row).fits for row in range(3)] == [False, False, True]
+
+
+def test_no_resource_weights_score_zero_as_the_reference_does() -> None:
+    config = KoordConfig(resource_weights={})
+    nodes = (two_numa_node("k0"), replace(two_numa_node("k1"), zones=two_numa_node().zones[:1]))
+    judged = judgement(nodes, (), SMALL, config)
+    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [True, True]
+    for row, node in enumerate(nodes):
+        want = judge_node(node, SMALL, Scheduler.KOORDINATOR, judged.configs, ())
+        got = judged.verdict(row)
+        assert (got.fits, got.score, got.numa_zones) == (want.fits, want.score, want.numa_zones)
+
+
+def test_a_node_whose_bind_policy_was_removed_takes_the_fractional_pod() -> None:
+    bound = replace(two_numa_node(), labels={LABEL_CPU_BIND_POLICY: "SpreadByPCPUs"})
+    index = NRTIndex((bound,))
+    configs = SystemConfigs()
+    assert not Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0).fits[0]
+    index.update(0, two_numa_node())  # the label is gone: the quick refusal no longer applies
+    judged = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
+    want = judge_node(index.nodes[0], SMALL, Scheduler.KOORDINATOR, configs, ())
+    assert (judged.verdict(0).fits, judged.verdict(0).numa_zones) == (True, want.numa_zones)
