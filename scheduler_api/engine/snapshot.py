@@ -98,6 +98,11 @@ class KoordQoSClass(StrEnum):
     NONE = ""
 
 
+# Membership tests read these on every node a what-if judges: built once, not per call.
+CRANE_CPU_POLICIES = frozenset(CraneCPUPolicy)
+KOORD_QOS_CLASSES = frozenset(KoordQoSClass)
+
+
 class KoordPriorityClass(StrEnum):
     PROD = "koord-prod"
     MID = "koord-mid"
@@ -119,6 +124,9 @@ class CPUExclusivePolicy(StrEnum):
     NONE = "None"
     PCPU_LEVEL = "PCPULevel"
     NUMA_NODE_LEVEL = "NUMANodeLevel"
+
+
+CPU_EXCLUSIVE_POLICIES = frozenset(CPUExclusivePolicy)
 
 
 class NUMATopologyPolicy(StrEnum):
@@ -326,7 +334,7 @@ class PodSpec:
     def crane_cpu_policy(self) -> str:
         """topology.crane.io/cpu-policy when it is a supported value, else ""."""
         value = self.annotations.get(ANN_CRANE_CPU_POLICY, "")
-        return value if value in set(CraneCPUPolicy) else ""
+        return value if value in CRANE_CPU_POLICIES else ""
 
     @property
     def crane_topology_awareness(self) -> bool | None:
@@ -338,7 +346,7 @@ class PodSpec:
     def koord_qos_class(self) -> KoordQoSClass:
         """GetPodQoSClassRaw: the koordinator.sh/qosClass label, NONE when absent or unknown."""
         value = self.labels.get(LABEL_KOORD_QOS, "")
-        return KoordQoSClass(value) if value in set(KoordQoSClass) else KoordQoSClass.NONE
+        return KoordQoSClass(value) if value in KOORD_QOS_CLASSES else KoordQoSClass.NONE
 
     @property
     def koord_resource_spec(self) -> KoordResourceSpec | None:

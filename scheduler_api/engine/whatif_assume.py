@@ -21,6 +21,7 @@ from scheduler_api.engine.nrt_common import (
 from scheduler_api.engine.nrt_match import container_zones
 from scheduler_api.engine.results import PlacementResult
 from scheduler_api.engine.snapshot import (
+    CPU_EXCLUSIVE_POLICIES,
     AllocationSource,
     CPUExclusivePolicy,
     NodeSnapshot,
@@ -91,7 +92,7 @@ def koord_exclusive_policy(pod: PodSpec) -> CPUExclusivePolicy:
     """The exclusive policy Koordinator's books keep for the pod (its preferred one)."""
     spec = pod.koord_resource_spec
     policy = spec.preferred_cpu_exclusive_policy if spec else ""
-    exclusive = CPUExclusivePolicy(policy) if policy in set(CPUExclusivePolicy) else None
+    exclusive = CPUExclusivePolicy(policy) if policy in CPU_EXCLUSIVE_POLICIES else None
     return exclusive or CPUExclusivePolicy.UNSET
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from scheduler_api.engine import (
     crane_count,
+    crane_vector,
     koordinator_count,
     koordinator_vector,
     nrt_count,
@@ -96,11 +97,12 @@ class Judgement:
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[tuple[object, object], tuple[str, ...]] = {}
-        koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & node_fit(
-            index, self.request
-        )  # Koordinator's rows that passed the shared filters
+        passed = node_fit(index, self.request)  # the shared filters
+        koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
         self.koordinator = self._koordinator_columns(koordinator)
         decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
+        crane = self._crane_shared((self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed)
+        decided |= crane
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
@@ -138,6 +140,25 @@ class Judgement:
         if self.koordinator is not None:
             decided |= self.koordinator.decided
             decided[list(self.exact)] = False
+        return decided
+
+    def _crane_shared(self, rows: Bools) -> Bools:
+        """Rows of `rows` (judged by Crane, the shared filters passed) whose group shares
+        one verdict (`crane_vector`), set at once. Those that fit are `crane_capped`: the
+        shared filters alone limit their copies."""
+        decided = np.zeros(len(self.index.nodes), np.bool_)
+        self.crane_capped = decided.copy()
+        shared = crane_vector.shared_verdicts(self.index, self.pod, rows, self.configs.crane)
+        for group, result in shared:
+            for row in np.flatnonzero(group).tolist():
+                self.exact[row] = result
+            self.fits[group] = result.fits
+            self.score[group] = (
+                NO_SCORE if result.score is None or not result.fits else result.score
+            )
+            decided |= group
+            if result.fits:
+                self.crane_capped |= group
         return decided
 
     def _systems(self) -> np.ndarray:
@@ -179,6 +200,7 @@ class Judgement:
     def _rejudge(self, row: int) -> None:
         result = self._judge(row, allocate=False)
         self.exact[row] = result
+        self.crane_capped[row] = False  # judged on its own books now
         self.fits[row] = result.fits
         self.score[row] = NO_SCORE if result.score is None or not result.fits else result.score
         self.cache.pop(row, None)
@@ -306,6 +328,7 @@ class Judgement:
         clone.__dict__.update(self.__dict__)
         clone.index = self.index.copy()
         clone.fits, clone.score = self.fits.copy(), self.score.copy()
+        clone.crane_capped = self.crane_capped.copy()
         clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
         return clone
 
@@ -336,19 +359,21 @@ class Judgement:
         return counts
 
     def _column_counts(self, limit: int) -> Ints:
-        """Copies per row where columns count them: scheduler-plugins rows, and the rows
+        """Copies per row where columns count them: scheduler-plugins rows, the rows
         Koordinator's columns decided (their NUMA nodes' copies, within the node-level
-        filters' limit); UNDECIDED elsewhere."""
+        filters' limit), and Crane's capped rows (that limit alone); UNDECIDED elsewhere."""
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
         counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
         if members.any():
             counted = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
             counts = np.where(members, counted, counts)
         decided = self._koordinator_decided()
+        if not decided.any() and not self.crane_capped.any():
+            return counts
+        cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
         if self.koordinator is not None and decided.any():
-            cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
             counts = np.where(decided, np.minimum(cap, self.koordinator.copies), counts)
-        return counts
+        return np.where(self.crane_capped, cap, counts)
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.

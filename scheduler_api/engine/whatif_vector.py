@@ -37,6 +37,7 @@ from scheduler_api.engine.nrt_common import (
     resolve_topology_manager,
 )
 from scheduler_api.engine.snapshot import (
+    Flavour,
     NodeSnapshot,
     PodSpec,
     QoSClass,
@@ -71,6 +72,8 @@ class NRTIndex:
         self.sparse_numa = np.zeros(count, np.bool_)  # an id not below the zone count
         self.unschedulable = np.zeros(count, np.bool_)
         self.koordinator_binds = np.zeros(count, np.bool_)  # a CPU bind policy of its own
+        self.crane_nrt = np.zeros(count, np.bool_)  # publishes a Crane NRT
+        self.crane_static = np.zeros(count, np.bool_)  # crane cpuManagerPolicy is Static
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         self._free: dict[str, Ints] = {}
         self._on_node: dict[str, Bools] = {}
@@ -95,6 +98,8 @@ class NRTIndex:
         clone.sparse_numa = self.sparse_numa.copy()
         clone.unschedulable = self.unschedulable.copy()
         clone.koordinator_binds = self.koordinator_binds.copy()
+        clone.crane_nrt = self.crane_nrt.copy()
+        clone.crane_static = self.crane_static.copy()
         clone.available = {r: a.copy() for r, a in self.available.items()}
         clone.has = {r: a.copy() for r, a in self.has.items()}
         clone._free = {r: a.copy() for r, a in self._free.items()}
@@ -152,6 +157,8 @@ class NRTIndex:
         self.sparse_numa[row] = any(z.numa_id >= len(zones) for z in zones)
         self.unschedulable[row] = node.unschedulable
         self.koordinator_binds[row] = node_cpu_bind_policy(node) != "None"
+        self.crane_nrt[row] = node.flavour is Flavour.CRANE
+        self.crane_static[row] = node.crane_cpu_manager_policy == "Static"
 
     @staticmethod
     def _node_free(node: NodeSnapshot, name: str) -> int:

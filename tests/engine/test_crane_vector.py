@@ -1,0 +1,138 @@
+"""Crane's shared verdicts: every row they decide equals the reference's verdict and count.
+
+`crane_vector` judges one node per group whose verdict cannot depend on its zones (a
+pod the plugin skips, a node without a Crane NRT, a node whose crane cpuManagerPolicy
+is not Static) and gives that verdict to the whole group. On random clusters of the
+count tests' Crane nodes, a what-if's verdict on every node must be the reference's
+(`judge_node`: the shared filters, then `crane.evaluate`), and every fitting node's
+count the copy-by-copy fill's. CAPACITY_EXAMPLES=1000 for a deeper local run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from scheduler_api.engine.crane_vector import shared_verdicts
+from scheduler_api.engine.snapshot import (
+    ClusterSnapshot,
+    ContainerSpec,
+    Flavour,
+    NodeSnapshot,
+    OwnerRef,
+    PodSpec,
+)
+from scheduler_api.engine.whatif import evaluate, place
+from scheduler_api.engine.whatif_judge import SYSTEM_CODES, Judgement
+from scheduler_api.engine.whatif_systems import Scheduler, judge_node
+from scheduler_api.engine.whatif_vector import NO_SCORE, node_fit
+from tests.engine.test_capacity_counts import LIMIT, SETTINGS, crane_nodes, crane_pods
+
+GI = 2**30
+DAEMONSET = OwnerRef(api_version="apps/v1", kind="DaemonSet", name="ds", uid="ds-uid")
+SMALL = ContainerSpec("app", {"cpu": 500, "memory": GI}, {"cpu": 500, "memory": GI})
+WHOLE = ContainerSpec("app", {"cpu": 2000, "memory": GI}, {"cpu": 2000, "memory": GI})
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> ClusterSnapshot:
+    count = draw(st.integers(1, 4))
+    return ClusterSnapshot(tuple(replace(draw(crane_nodes()), name=f"c{i}") for i in range(count)))
+
+
+@st.composite
+def any_pods(draw: st.DrawFn) -> PodSpec:
+    """The count tests' Crane pods, sometimes a DaemonSet's (which the plugin skips)."""
+    pod = draw(crane_pods())
+    if draw(st.integers(0, 4)) == 0:
+        pod = replace(pod, owner_refs=(DAEMONSET,))
+    return pod
+
+
+def _shared_groups(judgement: Judgement) -> int:
+    crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
+    rows = crane & node_fit(judgement.index, judgement.request)
+    config = judgement.configs.crane
+    return len(shared_verdicts(judgement.index, judgement.pod, rows, config))
+
+
+def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnapshot) -> None:
+    counts = dict(judgement.fill_all(LIMIT))
+    for row, node in enumerate(snapshot.nodes):
+        reference = judge_node(
+            node, judgement.pod, judgement.system(row), judgement.configs, (),
+            request=judgement.request,
+        )  # fmt: skip
+        verdict = judgement.verdict(row)
+        assert (verdict.fits, verdict.reasons, verdict.notes) == (
+            reference.fits, reference.reasons, reference.notes,
+        ), node  # fmt: skip
+        assert verdict.numa_zones == reference.numa_zones, node
+        assert dict(verdict.annotations) == dict(reference.annotations), node
+        if not verdict.detailed:
+            assert verdict.score == reference.score, node
+        want = NO_SCORE if reference.score is None or not reference.fits else reference.score
+        assert int(judgement.score[row]) == want, node
+        if reference.fits:
+            assert counts[node.name] == judgement.fill_copy_by_copy(row, LIMIT, fast=False), node
+
+
+@SETTINGS
+@given(clusters(), any_pods(), st.sampled_from(["auto", "crane"]))
+def test_every_crane_row_equals_the_reference(
+    snapshot: ClusterSnapshot, pod: PodSpec, scheduler: str
+) -> None:
+    judgement = evaluate(snapshot, pod, scheduler=scheduler)._judgement
+    event(f"groups sharing a verdict: {_shared_groups(judgement)}")
+    _assert_rows_equal_the_reference(judgement, snapshot)
+
+
+def _crane_node(
+    name: str, policy: str = "Static", flavour: Flavour = Flavour.CRANE
+) -> NodeSnapshot:
+    """A node with no zones: 7 cpus and 9 pods free."""
+    return NodeSnapshot(
+        name=name,
+        flavour=flavour,
+        crane_cpu_manager_policy=policy,
+        allocatable={"cpu": 8000, "memory": 16 * GI, "pods": 10},
+        requested={"cpu": 1000, "memory": GI, "pods": 1},
+    )
+
+
+def test_a_pod_the_plugin_skips_shares_one_verdict_and_counts_by_the_node_filters() -> None:
+    snapshot = ClusterSnapshot(tuple(_crane_node(f"c{i}") for i in range(3)))
+    pod = PodSpec("ns", "small", containers=(SMALL,))
+    judgement = evaluate(snapshot, pod, scheduler="crane")._judgement
+    results = {id(judgement.exact[row]) for row in range(3)}
+    assert len(results) == 1  # judged once, shared by the three rows
+    verdict = judgement.verdict(0)
+    assert (verdict.fits, verdict.score) == (True, 0)
+    assert verdict.notes == ("no container with pinnable cpus: not checked",)
+    # 7000m cpu free at 500m a copy is 14, but only 9 pods are left
+    assert dict(judgement.fill_all(LIMIT)) == {"c0": 9, "c1": 9, "c2": 9}
+
+
+def test_nodes_without_a_crane_nrt_or_static_policy_share_their_groups_verdicts() -> None:
+    nodes = (
+        _crane_node("plain", flavour=Flavour.UPSTREAM_V1ALPHA2),
+        _crane_node("none-policy", policy="None"),
+        _crane_node("static"),
+    )
+    pod = PodSpec("ns", "whole", containers=(WHOLE,))
+    judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
+    assert not judgement.verdict(0).fits  # no Crane NRT
+    assert judgement.verdict(1).notes == ("crane cpuManagerPolicy is not Static",)
+    assert judgement.crane_capped.tolist() == [False, True, False]
+    _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
+
+
+def test_a_bound_replica_is_judged_again_on_its_own_books() -> None:
+    snapshot = ClusterSnapshot((_crane_node("c0"),))
+    pod = PodSpec("ns", "small", containers=(SMALL,))
+    result = place(snapshot, pod, 9, scheduler="crane")
+    assert [p.node for p in result.placements] == ["c0"] * 9
+    assert place(snapshot, pod, 10, scheduler="crane").placements[-1].node is None
+    assert result.capacity is not None and result.capacity.per_node == {"c0": 9}
