@@ -113,7 +113,7 @@ class WhatIfResult:
     @property
     def nodes(self) -> tuple[NodeVerdict, ...]:
         if self._nodes is None:
-            self._nodes = tuple(self._judgement.verdict(row) for row in self._judgement.order())
+            self._nodes = self._judgement.verdicts(self._judgement.order())
         return self._nodes
 
     def verdict(self, node: str) -> NodeVerdict:

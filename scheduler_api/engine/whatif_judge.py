@@ -35,6 +35,7 @@ from scheduler_api.engine.whatif_vector import NO_SCORE, Bools, Ints, NRTIndex, 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
 ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE})
+PASSED_NOTES_BY = SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]  # the rest pass without notes
 
 
 class NodeVerdict(NamedTuple):
@@ -96,7 +97,7 @@ class Judgement:
         self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa.copy()
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
-        self._passed: dict[tuple[object, object], tuple[str, ...]] = {}
+        self._passed: dict[int, tuple[str, ...]] = {}  # notes per policy group
         passed = node_fit(index, self.request)  # the shared filters
         koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
         self.koordinator = self._koordinator_columns(koordinator)
@@ -213,7 +214,7 @@ class Judgement:
 
     def order(self) -> list[int]:
         """Rows best first: fitting before not, higher score first, then by name."""
-        return [int(r) for r in np.lexsort((self.index.name_rank, -self._keys()))]
+        return list(np.lexsort((self.index.name_rank, -self._keys())).tolist())
 
     def ranked_names(self) -> tuple[str, ...]:
         return tuple(self.index.nodes[row].name for row in self.order())
@@ -233,11 +234,14 @@ class Judgement:
 
     def _is_top(self, row: int) -> bool:
         """Among the rows that get detail: the `detailed` best, and the best one always."""
+        return row in self._top_rows()
+
+    def _top_rows(self) -> frozenset[int]:
         if self._top is None:
             best = self.best_row()
             top = self.order()[: self.detailed]
             self._top = frozenset(top if best is None else [*top, best])
-        return row in self._top
+        return self._top
 
     # --- per-node detail ----------------------------------------------------------------
 
@@ -247,11 +251,18 @@ class Judgement:
             if not detailed and self._column_passed(row):
                 return self._column_verdict(row)
             result = self._detail(row) if detailed else self._plain(row)
-            self.cache[row] = NodeVerdict(
-                self.name(row), self.system(row), result.fits, result.score, result.reasons,
-                result.numa_zones, result.cpuset, result.annotations, result.notes, detailed,
-            )  # fmt: skip
+            return self._result_verdict(row, int(self.systems[row]), result, detailed)
         return self.cache[row]
+
+    def _result_verdict(
+        self, row: int, system: int, result: PlacementResult, detailed: bool
+    ) -> NodeVerdict:
+        verdict = self.cache[row] = NodeVerdict(
+            self.index.nodes[row].name, SYSTEM_BY_CODE[system], result.fits, result.score,
+            result.reasons, result.numa_zones, result.cpuset, result.annotations, result.notes,
+            detailed,
+        )  # fmt: skip
+        return verdict
 
     def _plain(self, row: int) -> PlacementResult:
         exact = self.exact.get(row)
@@ -259,7 +270,8 @@ class Judgement:
             return exact
         if self.fits[row]:  # decided by the columns: only the notes are left to add
             zones = self._column_zones(row)
-            notes = self._passed_notes(row)
+            system, group = int(self.systems[row]), int(self.index.policy_group[row])
+            notes = self._column_notes(row, system, group)
             return PlacementResult(True, int(self.score[row]), numa_zones=zones, notes=notes)
         return self._judge(row, allocate=False)  # the reasons it is refused
 
@@ -272,26 +284,56 @@ class Judgement:
 
     def _column_verdict(self, row: int) -> NodeVerdict:
         """A row the columns passed, not detailed: `passed_verdict`'s answer, built at once."""
+        system, score, numa = int(self.systems[row]), int(self.score[row]), int(self.numa[row])
+        return self._passed_row(row, system, score, numa, int(self.index.policy_group[row]))
+
+    def _passed_row(self, row: int, system: int, score: int, numa: int, group: int) -> NodeVerdict:
+        """`_column_verdict` from the row's values (`verdicts` reads them in bulk)."""
+        notes = self._column_notes(row, system, group)
         verdict = self.cache[row] = NodeVerdict(
-            self.name(row), self.system(row), True, int(self.score[row]), (),
-            self._column_zones(row), None, EMPTY_ANNOTATIONS, self._passed_notes(row),
+            self.index.nodes[row].name, SYSTEM_BY_CODE[system], True, score, (),
+            (numa,) if numa >= 0 else (), None, EMPTY_ANNOTATIONS, notes,
         )  # fmt: skip
         return verdict
 
-    def _passed_notes(self, row: int) -> tuple[str, ...]:
-        """`passed_verdict`'s notes. They read only the pod, the config, the node's flavour
-        and its topology manager, so they are worked out once per flavour and manager.
-        Koordinator's admitted single-NUMA verdicts carry none."""
-        if self.system(row) is not Scheduler.SCHEDULER_PLUGINS:
+    def _column_notes(self, row: int, system: int, group: int) -> tuple[str, ...]:
+        """The notes of a row the columns passed: on a scheduler-plugins row
+        `passed_verdict`'s, which read only the pod, the config, the node's flavour and
+        its topology manager, so they are worked out once per policy group of the index.
+        Koordinator's column verdicts carry none."""
+        if system != PASSED_NOTES_BY:
             return ()
-        node, tm = self.index.nodes[row], self.index.topology_managers[row]
-        tm = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
-        key = (node.flavour, tm)
-        notes = self._passed.get(key)
+        notes = self._passed.get(group)
         if notes is None:
+            node, tm = self.index.nodes[row], self.index.topology_managers[row]
+            tm = tm or resolve_topology_manager(node.topology_policies, node.nrt_attributes)
             passed = passed_verdict(node, self.pod, self.configs.nrt, 0, (), tm)
-            notes = self._passed[key] = passed.notes
+            notes = self._passed[group] = passed.notes
         return notes
+
+    def verdicts(self, rows: Sequence[int]) -> tuple[NodeVerdict, ...]:
+        """`verdict` of each row. A what-if answers for every node: the rows the columns
+        passed are built from the arrays read once, not element by element."""
+        top = self._top_rows()
+        fits, systems = self.fits.tolist(), self.systems.tolist()
+        scores, numas = self.score.tolist(), self.numa.tolist()
+        groups_of = self.index.policy_group.tolist()
+        verdicts = []
+        for row in rows:
+            verdict = self.cache.get(row)
+            if verdict is not None:
+                pass
+            elif row in top:
+                verdict = self.verdict(row)
+            elif (exact := self.exact.get(row)) is not None:
+                verdict = self._result_verdict(row, systems[row], exact, False)
+            elif fits[row]:
+                system, score, numa = systems[row], scores[row], numas[row]
+                verdict = self._passed_row(row, system, score, numa, groups_of[row])
+            else:
+                verdict = self.verdict(row)  # refused on the columns: judged for its reasons
+            verdicts.append(verdict)
+        return tuple(verdicts)
 
     def _detail(self, row: int) -> PlacementResult:
         system, node = self.system(row), self.index.nodes[row]

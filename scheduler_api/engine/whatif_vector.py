@@ -75,6 +75,9 @@ class NRTIndex:
         self.crane_nrt = np.zeros(count, np.bool_)  # publishes a Crane NRT
         self.crane_static = np.zeros(count, np.bool_)  # crane cpuManagerPolicy is Static
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
+        # rows whose nodes share a flavour and a topology manager share a group number
+        self.policy_group = np.zeros(count, np.int64)
+        self._policy_groups: dict[tuple[Flavour | None, TopologyManagerConfig], int] = {}
         self._free: dict[str, Ints] = {}
         self._on_node: dict[str, Bools] = {}
         for row, node in enumerate(self.nodes):
@@ -92,6 +95,8 @@ class NRTIndex:
         clone.__dict__.update(self.__dict__)
         clone.nodes = list(self.nodes)
         clone.topology_managers = list(self.topology_managers)
+        clone.policy_group = self.policy_group.copy()
+        clone._policy_groups = dict(self._policy_groups)
         for name in ("zone_valid", "zone_numa", "visible", "single_numa", "pod_scope"):
             setattr(clone, name, getattr(self, name).copy())
         clone.duplicate_numa = self.duplicate_numa.copy()
@@ -150,6 +155,8 @@ class NRTIndex:
         tm = self.topology_managers[row] = resolve_topology_manager(
             node.topology_policies, node.nrt_attributes
         )
+        groups = self._policy_groups
+        self.policy_group[row] = groups.setdefault((node.flavour, tm), len(groups))
         self.visible[row] = node.flavour in VISIBLE_FLAVOURS
         self.single_numa[row] = tm.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE
         self.pod_scope[row] = tm.scope is TopologyManagerScope.POD

@@ -110,6 +110,11 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
 ) -> None:
     result = evaluate(snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights)  # type: ignore[arg-type]
     judgement = result._judgement
+    # the answer's verdicts, built in one pass, are each row's own verdict
+    again = evaluate(
+        snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights
+    )._judgement  # type: ignore[arg-type]
+    assert result.nodes == tuple(again.verdict(row) for row in again.order())
     for row, node in enumerate(snapshot.nodes):
         reference = judge_node(
             node, pod, judgement.system(row), judgement.configs, (), request=judgement.request
