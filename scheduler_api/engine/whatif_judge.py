@@ -230,7 +230,7 @@ class Judgement:
         return int(self.fits.sum())
 
     def fitting_rows(self) -> list[int]:
-        return [int(r) for r in np.flatnonzero(self.fits)]
+        return list(np.flatnonzero(self.fits).tolist())
 
     def _is_top(self, row: int) -> bool:
         """Among the rows that get detail: the `detailed` best, and the best one always."""
@@ -391,13 +391,13 @@ class Judgement:
     def fill_all(self, limit: int) -> list[tuple[str, int]]:
         """(node, copies it takes alone) for every fitting row, as `fill_node` counts them;
         scheduler-plugins rows are counted on the columns all at once."""
-        columns = self._column_counts(limit)
+        columns, nodes = self._column_counts(limit).tolist(), self.index.nodes
         counts = []
         for row in self.fitting_rows():
-            count = int(columns[row])
+            count = columns[row]
             if count == UNDECIDED:
                 count, _ = self.fill_node(row, limit)
-            counts.append((self.name(row), count))
+            counts.append((nodes[row].name, count))
         return counts
 
     def _column_counts(self, limit: int) -> Ints:

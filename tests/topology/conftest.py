@@ -3,9 +3,12 @@ engine runs behind what-if answers."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from tests.topology.helpers import sample_items
 from topology.models import Cluster
@@ -33,3 +36,16 @@ def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(whatif, "run_on_snapshot", counted)
     return runs
+
+
+@pytest.fixture
+def request_signals() -> Iterator[None]:
+    """Lets a test send request_started and request_finished itself, as the test client
+    does: without Django closing the test's database connection on them."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)

@@ -17,6 +17,7 @@ import orjson
 import pytest
 import redis
 from django.core.cache import caches
+from django.core.signals import request_finished, request_started
 
 from tests.topology.helpers import WEB_POD, sample_items
 from topology.services import answer_cache
@@ -116,3 +117,16 @@ def test_an_unreachable_cache_only_costs_the_engine_run(settings, small, engine_
     assert len(engine_runs) == 2
     assert without_age(again) == without_age(first)
     assert "shared cache not read" in caplog.text and "shared cache not written" in caplog.text
+
+
+def test_during_a_request_the_answer_is_shared_once_the_response_is_sent(
+    shared, small, engine_runs, request_signals
+):
+    stored = redis.Redis.from_url(shared)
+    request_started.send(sender=None)
+    try:
+        run_whatif(cluster=small, pod=WEB_POD)
+        assert stored.keys("*topolens:whatif:*") == []  # not while the user waits
+    finally:
+        request_finished.send(sender=None)
+    assert len(stored.keys("*topolens:whatif:*")) == 1

@@ -18,7 +18,9 @@ caller's own snapshot's: data grows older while an answer is kept.
 Each process keeps its own snapshot and answers. When Django's cache is shared (Redis:
 `CACHE_URL`), an answer worked out by one process is also put there, under its mirror
 version, so the other gunicorn workers and Celery answer the same question from it
-instead of running the engine again. A cache that cannot be reached only costs that.
+instead of running the engine again. It is put there once the response has been sent
+(`after_response`): compressing it is no part of answering. A cache that cannot be
+reached only costs that.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from django.conf import settings
 from django.core.cache import BaseCache, caches
 
 from scheduler_api.engine.snapshot import ClusterSnapshot
+from topology.services.after_response import after_response
 from topology.services.mirror_version import MirrorKey
 from topology.services.snapshot_cache import answer_book, answer_lock
 
@@ -150,11 +153,16 @@ def shared_answer(version: MirrorKey, asked: bytes) -> _Kept | None:
 
 
 def share_answer(version: MirrorKey, asked: bytes, kept: _Kept) -> None:
+    """Put the answer in the shared cache, once the response is sent (`after_response`):
+    compressing it is no part of answering."""
     cache = _shared_cache()
-    if cache is None:
-        return
+    if cache is not None:
+        after_response(lambda: _write_shared(cache, _shared_key(version, asked), kept))
+
+
+def _write_shared(cache: BaseCache, key: str, kept: _Kept) -> None:
     try:
-        cache.set(_shared_key(version, asked), _packed(kept), SHARED_SECONDS)
+        cache.set(key, _packed(kept), SHARED_SECONDS)
     except Exception as error:  # noqa: BLE001 - the cache is an optimisation only
         logger.warning("what-if answers: shared cache not written (%s)", error)
 
