@@ -392,18 +392,23 @@ def new_question_runs(port: int, token: str, body: dict[str, Any], runs: int) ->
     return times
 
 
-def warm_every_worker(port: int, token: str, body: dict[str, Any], rounds: int = 2) -> None:
-    """As many what-ifs at once as there are workers: a sync worker takes one at a time,
-    so each answers one (and builds what it keeps between requests)."""
-    for _ in range(rounds):
-        threads = [
-            threading.Thread(target=request, args=(port, token, "POST", WHATIF_PATH, body))
-            for _ in range(WORKERS)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+def warm_every_worker(port: int, token: str, rounds: int = 2) -> None:
+    """For each case, as many new what-ifs at once as there are workers: a sync worker
+    takes one at a time, so each runs the engine on each case (and builds what it keeps
+    between requests). New questions, since one asked before comes from the shared cache."""
+    for body in WHATIF_CASES.values():
+        for _ in range(rounds):
+            questions = [
+                new_question({**body, "replicas": 1}, next(_SERIALS)) for _ in range(WORKERS)
+            ]
+            threads = [
+                threading.Thread(target=request, args=(port, token, "POST", WHATIF_PATH, q))
+                for q in questions
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
 
 
 def change_one_pod(step: int) -> None:
@@ -496,6 +501,12 @@ def report(options: argparse.Namespace, port: int, token: str, seeded: float) ->
           + (f" (seeded in {seeded:.0f} s)" if seeded else " (reused)"))  # fmt: skip
     print(f"gunicorn: {WORKERS} workers on 127.0.0.1:{port}\n")
     print(row("measure (ms)", "p50", "p99", "target", "result"))
+    if not options.only_whatif:
+        node_list_and_export(port, token, options)
+    whatif_report(port, token, options)
+
+
+def node_list_and_export(port: int, token: str, options: argparse.Namespace) -> None:
     load = node_list_under_load(port, token, options)
     p99 = percentile(load.latencies_ms, 0.99)
     sent = len(load.latencies_ms)
@@ -513,7 +524,10 @@ def report(options: argparse.Namespace, port: int, token: str, seeded: float) ->
               f"{verdict(ratio <= 2)}; {ratio:.1f}x"))  # fmt: skip
     print(row(f"  baseline: values() + orjson, same rows ({base_bytes / 1e6:.1f} MB)",
               base * 1000, base * 1000, ""))  # fmt: skip
-    warm_every_worker(port, token, {**next(iter(WHATIF_CASES.values())), "replicas": 1})
+
+
+def whatif_report(port: int, token: str, options: argparse.Namespace) -> None:
+    warm_every_worker(port, token)
     for name, body in WHATIF_CASES.items():
         for replicas in (1, 10):
             question = {**body, "replicas": replicas}
@@ -547,6 +561,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--export-runs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1, help="what-if warm-up requests per case")
     parser.add_argument("--whatif-runs", type=int, default=3, help="timed what-ifs per case")
+    parser.add_argument("--only-whatif", action="store_true", help="skip node list and export")
     parser.add_argument("--keep-db", action="store_true", help=f"keep the {SCRATCH_DB} database")
     parser.add_argument("--reuse-db", action="store_true", help="reuse a kept database as is")
     parser.add_argument(
