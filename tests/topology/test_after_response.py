@@ -46,3 +46,14 @@ def test_a_failing_job_is_logged_and_the_others_still_run(in_a_request, caplog) 
         request_finished.send(sender=None)
     assert done == ["after"]
     assert "work after the response failed" in caplog.text
+
+
+def test_work_of_a_request_that_has_not_finished_is_kept_when_another_starts(
+    in_a_request,
+) -> None:
+    done: list[str] = []
+    after_response(lambda: done.append("first request's"))
+    request_started.send(sender=None)  # another request on this thread (ASGI)
+    after_response(lambda: done.append("second request's"))
+    request_finished.send(sender=None)
+    assert done == ["first request's", "second request's"]

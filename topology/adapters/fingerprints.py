@@ -14,7 +14,9 @@ and the XOR of a 64-bit hash of each row (its identity and content). Any change 
 row changes that row's hash, and so the XOR, except with odds of 2^-64; the rows of one
 node are distinct (namespace and name are hashed in), so no two cancel. Sorting and
 concatenating them in SQL was most of the query's time: it runs before every what-if
-on a mirror that changed.
+on a mirror that changed. Hashing them was most of what was left, so each row keeps
+its hash (`row_hash`, a stored generated column: `topology.models.row_hash`), read
+from the node-name index.
 
 Computed by PostgreSQL in one query; elsewhere (SQLite, the embedded default, whose
 clusters are small) there are no fingerprints and snapshots are rebuilt whole.
@@ -38,13 +40,10 @@ NodeFingerprints = dict[str, str]
 
 _QUERY = f"""
 WITH pods AS (
-    SELECT node_name, count(*) AS n,
-           bit_xor(hashtextextended(namespace || '/' || name || '=' || content_hash, 0)) AS x
+    SELECT node_name, count(*) AS n, bit_xor(row_hash) AS x
     FROM {Pod._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
 ), allocations AS (
-    SELECT node_name, count(*) AS n,
-           bit_xor(hashtextextended(concat_ws('|', namespace, pod_name, pod_uid, source,
-                                              cpuset, numa_resources::text), 0)) AS x
+    SELECT node_name, count(*) AS n, bit_xor(row_hash) AS x
     FROM {PodAllocation._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
 )
 SELECT n.name,

@@ -21,6 +21,7 @@ from topology.choices import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
+from topology.models.row_hash import RowHash
 
 CPUTuple = tuple[int, int, int, int]
 
@@ -207,6 +208,12 @@ class Pod(ObservedModel):
     containers = models.JSONField(default=list, help_text="[{name, requests, limits}]")
     init_containers = models.JSONField(default=list, blank=True)
     overhead = models.JSONField(default=dict, blank=True)
+    row_hash = models.GeneratedField(
+        expression=RowHash("namespace", "name", "content_hash"),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+        help_text="kept by the database, for the node fingerprints",
+    )
 
     class Meta:
         ordering = ["cluster", "namespace", "name"]
@@ -214,7 +221,12 @@ class Pod(ObservedModel):
             models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pod_unique_name")
         ]
         # The sync links pods to their node, and NRTs to the pods they pin, by node name.
-        indexes = [models.Index(fields=["cluster", "node_name"], name="pod_node_name_idx")]
+        # The fingerprints read the row hashes from it too.
+        indexes = [
+            models.Index(
+                fields=["cluster", "node_name"], include=["row_hash"], name="pod_node_name_idx"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -244,6 +256,14 @@ class PodAllocation(models.Model):
     cpuset = models.TextField(blank=True, help_text="cpulist; empty when not published")
     numa_resources = models.JSONField(default=dict, blank=True, help_text="numa id → resources")
     raw = models.TextField(blank=True)
+    row_hash = models.GeneratedField(
+        expression=RowHash(
+            "namespace", "pod_name", "pod_uid", "source", "cpuset", json_columns=("numa_resources",)
+        ),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+        help_text="kept by the database, for the node fingerprints",
+    )
 
     class Meta:
         ordering = ["cluster", "node_name", "namespace", "pod_name", "source"]
@@ -253,7 +273,13 @@ class PodAllocation(models.Model):
             )
         ]
         # An NRT's kubelet-pinned allocations are replaced by node name.
-        indexes = [models.Index(fields=["cluster", "node_name"], name="allocation_node_name_idx")]
+        indexes = [
+            models.Index(
+                fields=["cluster", "node_name"],
+                include=["row_hash"],
+                name="allocation_node_name_idx",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.pod_name} ({self.source}) {self.cpuset}"

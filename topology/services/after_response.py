@@ -6,9 +6,10 @@ known. During a request such work is kept and run when Django finishes the reque
 (`request_finished`: the WSGI server has sent the response and closes it). Outside a
 request (a Celery task, a management command) it runs at once.
 
-Work is kept per thread: a threaded server's requests do not run each other's. Each
-job runs whatever the others do; a failing one is logged, never raised, so it must
-be work whose loss costs nothing but time (a cache write).
+Work is kept per thread: a threaded server's requests do not run each other's. (Under
+ASGI, sync views share a thread: work then runs when any of its requests finishes.)
+Each job runs whatever the others do; a failing one is logged, never raised, so it
+must be work whose loss costs nothing but time (a cache write).
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ def after_response(job: Job) -> None:
 
 
 def _request_started(**_: Any) -> None:
-    _pending.jobs = []
+    """Keep work from now on. Work still kept (a request on this thread that did not
+    finish, or one served beside it on the same thread under ASGI) stays kept."""
+    if getattr(_pending, "jobs", None) is None:
+        _pending.jobs = []
 
 
 def _request_finished(**_: Any) -> None:

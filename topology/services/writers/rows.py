@@ -212,7 +212,10 @@ class _InsertPlan:
         assert pk is not None
         self.table = meta.db_table
         self.pk_column = pk.column
-        self.fields = {f.attname: f for f in meta.concrete_fields if f is not pk}
+        # generated columns (a row's hash) are the database's to write
+        self.fields = {
+            f.attname: f for f in meta.concrete_fields if f is not pk and not f.generated
+        }
         unknown = set(columns) - set(self.fields)
         if unknown:
             raise ValueError(f"{model.__name__} has no column {sorted(unknown)}")
