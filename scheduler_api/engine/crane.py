@@ -250,11 +250,16 @@ def _claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
     return tuple(zones)
 
 
+def claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
+    """The node's zones as crane sees them, kept with the node: never to be edited."""
+    return node.derived("crane-zones", _claimed_zones)
+
+
 def crane_zones(node: NodeSnapshot) -> list[CraneZone]:
     """Working copies of the node's zones as crane sees them (the scheduler edits them)."""
     return [
         CraneZone(z.numa_id, z.name, dict(z.allocatable), dict(z.requested))
-        for z in node.derived("crane-zones", _claimed_zones)
+        for z in claimed_zones(node)
     ]
 
 

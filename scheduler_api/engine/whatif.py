@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduler_api.engine.crane import crane_zones
+from scheduler_api.engine.crane import claimed_zones
 from scheduler_api.engine.koordinator_state import KoordConfig, kept_books
 from scheduler_api.engine.nrt_match import ScoringStrategy
 from scheduler_api.engine.snapshot import (
@@ -165,7 +165,7 @@ def prepare(snapshot: ClusterSnapshot) -> None:
         if system is Scheduler.KOORDINATOR:
             kept_books(node, config, bound.get(node.name, ()))
         elif system is Scheduler.CRANE:
-            crane_zones(node)
+            claimed_zones(node)
 
 
 def _judge(
