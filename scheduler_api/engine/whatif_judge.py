@@ -102,8 +102,9 @@ class Judgement:
         koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
         self.koordinator = self._koordinator_columns(koordinator)
         decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
-        crane = self._crane_shared((self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed)
-        decided |= crane
+        crane = (self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed
+        shared, self.crane_capped = self._crane_shared(crane)
+        decided |= shared
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
@@ -143,12 +144,12 @@ class Judgement:
             decided[list(self.exact)] = False
         return decided
 
-    def _crane_shared(self, rows: Bools) -> Bools:
+    def _crane_shared(self, rows: Bools) -> tuple[Bools, Bools]:
         """Rows of `rows` (judged by Crane, the shared filters passed) whose group shares
-        one verdict (`crane_vector`), set at once. Those that fit are `crane_capped`: the
-        shared filters alone limit their copies."""
+        one verdict (`crane_vector`), set at once; and those of them that fit, whose
+        copies the shared filters alone limit (`crane_capped`)."""
         decided = np.zeros(len(self.index.nodes), np.bool_)
-        self.crane_capped = decided.copy()
+        capped = decided.copy()
         shared = crane_vector.shared_verdicts(self.index, self.pod, rows, self.configs.crane)
         for group, result in shared:
             for row in np.flatnonzero(group).tolist():
@@ -159,8 +160,8 @@ class Judgement:
             )
             decided |= group
             if result.fits:
-                self.crane_capped |= group
-        return decided
+                capped |= group
+        return decided, capped
 
     def _systems(self) -> np.ndarray:
         if self.scheduler is not Scheduler.AUTO:
