@@ -141,6 +141,17 @@ class SingleNUMAColumns:
             requested[row] = node.requested.get(name, 0)
         self.case[row] = True
 
+    def subset(self, rows: Ints) -> SingleNUMAColumns:
+        """The columns of `rows` alone, in that order (copies: to read, not to build)."""
+        part = object.__new__(SingleNUMAColumns)
+        part.width, part.lock = self.width, self.lock
+        part.sources = [self.sources[row] for row in rows.tolist()]
+        part.case, part.valid = self.case[rows], self.valid[rows]
+        part.numa_ids = self.numa_ids[rows]
+        for name in ("published", "capacity", "net_held", "node_allocatable", "node_requested"):
+            setattr(part, name, {k: v[rows] for k, v in getattr(self, name).items()})
+        return part
+
     def _node_columns(self, name: str) -> tuple[Ints, Ints]:
         if name not in self.node_allocatable:
             count = len(self.sources)
@@ -346,9 +357,24 @@ def judge(
 def _verdicts(
     columns: SingleNUMAColumns, candidates: Bools, requests: Mapping[str, int], config: KoordConfig
 ) -> ColumnVerdicts:
-    """Filter, Score and copies of the candidate rows (see the module docstring)."""
+    """Filter, Score and copies of the candidate rows, worked out on those rows only (a
+    few hundred of the index's thousands) and spread back over the index's rows."""
+    rows = np.flatnonzero(candidates)
+    found = _candidate_verdicts(columns.subset(rows), requests, config)
+    decided = np.zeros(len(candidates), np.bool_)
+    decided[rows] = found.decided
+    score, numa, copies = (np.zeros(len(candidates), np.int64) for _ in range(3))
+    numa[:] = -1
+    score[rows], numa[rows], copies[rows] = found.score, found.numa, found.copies
+    return ColumnVerdicts(decided, score, numa, copies)
+
+
+def _candidate_verdicts(
+    columns: SingleNUMAColumns, requests: Mapping[str, int], config: KoordConfig
+) -> ColumnVerdicts:
+    """Filter, Score and copies of every row of `columns` (see the module docstring)."""
     fits, copies, asks_published = _numa_fits(columns, requests)
-    decided = candidates & asks_published & fits.any(axis=1)
+    decided = asks_published & fits.any(axis=1)
     chosen = _chosen_positions(columns, fits, requests, config)
     score = _chosen_scores(columns, chosen, requests, config)
     numa = np.take_along_axis(columns.numa_ids, chosen[:, None], 1)[:, 0]
