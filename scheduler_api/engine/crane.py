@@ -432,6 +432,11 @@ def evaluate(
     return _verdict(results, aware)
 
 
+def one_zone_verdict(zone: CraneZone, request: Mapping[str, int]) -> PlacementResult:
+    """The verdict of a topology-aware node whose sort put `zone` first."""
+    return _verdict((ZoneResult(zone.name, zone.numa_id, dict(request)),), True)
+
+
 def _verdict(results: tuple[ZoneResult, ...] | None, aware: bool) -> PlacementResult:
     if results is None:
         return refused(Reason(ReasonCheck.INSUFFICIENT_NUMA, message=ERR_NIL_MAP_PANIC))

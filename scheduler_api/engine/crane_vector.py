@@ -20,12 +20,27 @@ Every other Crane node is judged by the reference. Property tests hold every row
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
-from scheduler_api.engine.crane import CraneConfig, evaluate, target_containers
+from scheduler_api.engine.crane import (
+    FIXED_RESOURCES,
+    CraneConfig,
+    CraneZone,
+    claimed_zones,
+    evaluate,
+    one_zone_verdict,
+    published_amounts,
+    target_containers,
+    target_request,
+    topology_aware,
+)
+from scheduler_api.engine.crane_count import UNLIMITED
 from scheduler_api.engine.results import PlacementResult
 from scheduler_api.engine.snapshot import PodSpec
-from scheduler_api.engine.whatif_vector import Bools, NRTIndex
+from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 
 def skips_pod(pod: PodSpec, config: CraneConfig) -> bool:
@@ -55,3 +70,130 @@ def shared_verdicts(
             node = index.nodes[int(members[0])]
             shared.append((group, evaluate(node, pod, config=config)))
     return shared
+
+
+# --- topology-aware nodes, one zone per pod ---------------------------------------------------
+
+GO_INSERTION_SORT_MAX = 12  # Go 1.17's sort.Slice sorts up to 12 elements without pivots
+SHELL_GAP = 6  # ... after one Shell-sort pass of gap 6, which can reorder ties
+
+
+@dataclass(frozen=True)
+class AwareVerdicts:
+    """Rows decided on their zones (`decided`), the verdict of each (one per chosen
+    zone, shared), and the copies its zones take alone (UNLIMITED: none limit it)."""
+
+    decided: Bools
+    verdicts: dict[int, PlacementResult]
+    copies: Ints
+
+
+def aware_verdicts(
+    index: NRTIndex, pod: PodSpec, rows: Bools, config: CraneConfig
+) -> AwareVerdicts | None:
+    """Filter, Score and zone copies of the rows of `rows` where the pod is topology-aware
+    and some zone passes the shortfall check; None when the pod is not in the case.
+
+    The case: the pod has containers to pin and requests something crane places; the
+    node publishes a Crane NRT, its policy is Static, its zones (at most 12) have unique
+    NUMA ids. Filter keeps the zones without a shortfall; assignTopologyResult sorts them
+    by free cpu, most first (Go 1.17's sort.Slice: a Shell pass of gap 6, then an
+    insertion sort), and places the whole request in the first; Score is 100. A copy
+    debits only its zone, by the amounts the next cycle reads back (`crane_count`).
+    """
+    indices = () if pod.is_daemonset_pod else target_containers(pod, config)
+    if not indices:
+        return None
+    request = target_request(pod, indices, config)
+    if not any(request.values()):
+        return None
+    candidates = rows & index.crane_nrt & index.crane_static
+    members = [
+        row
+        for row in np.flatnonzero(candidates).tolist()
+        if topology_aware(index.nodes[row], pod) and _zones_in_case(claimed_zones(index.nodes[row]))
+    ]
+    if not members:
+        return None
+    zones = [claimed_zones(index.nodes[row]) for row in members]
+    table = _ZoneTable(zones, request)
+    fits = table.fitting()
+    chosen = table.first_after_sort(fits)
+    copies = table.copies()
+    decided = np.zeros(len(index.nodes), np.bool_)
+    found: dict[int, PlacementResult] = {}
+    counted = np.zeros(len(index.nodes), np.int64)
+    shared: dict[tuple[str, int], PlacementResult] = {}
+    for position, row in enumerate(members):
+        if not fits[position].any():
+            continue  # refused: the reference writes every zone's shortfall
+        zone = zones[position][int(chosen[position])]
+        key = (zone.name, zone.numa_id)
+        if key not in shared:
+            shared[key] = one_zone_verdict(zone, request)
+        decided[row], found[row] = True, shared[key]
+        counted[row] = copies[position]
+    return AwareVerdicts(decided, found, counted)
+
+
+def _zones_in_case(zones: tuple[CraneZone, ...]) -> bool:
+    return 0 < len(zones) <= GO_INSERTION_SORT_MAX and len({z.numa_id for z in zones}) == len(zones)
+
+
+class _ZoneTable:
+    """Free amounts of each member row's zones, (rows, zones) per resource name."""
+
+    def __init__(self, zones: list[tuple[CraneZone, ...]], request: Mapping[str, int]) -> None:
+        width = max(len(z) for z in zones)
+        self.request = dict(request)
+        self.names = [*FIXED_RESOURCES, *sorted(r for r in request if r not in FIXED_RESOURCES)]
+        self.valid = np.zeros((len(zones), width), np.bool_)
+        self.free = {name: np.zeros((len(zones), width), np.int64) for name in self.names}
+        for position, listed in enumerate(zones):
+            for column, zone in enumerate(listed):
+                self.valid[position, column] = True
+                for name in self.names:
+                    self.free[name][position, column] = zone.free(name)
+
+    def fitting(self) -> Bools:
+        """fitsRequestForNUMANode per zone: no compared resource short."""
+        fits = self.valid.copy()
+        for name in self.names:
+            fits &= self.free[name] >= self.request.get(name, 0)
+        return fits
+
+    def first_after_sort(self, fits: Bools) -> Ints:
+        """Per row, the column of the zone sort.Slice puts first among the fitting ones."""
+        order = np.argsort(~fits, axis=1, kind="stable")  # the candidates, in NRT order
+        count = fits.sum(axis=1)
+        keys = np.take_along_axis(np.where(fits, self.free["cpu"], 0), order, 1)
+        for i in range(SHELL_GAP, keys.shape[1]):
+            j = i - SHELL_GAP
+            swap = (i < count) & (keys[:, i] > keys[:, j])
+            for table in (keys, order):
+                left, right = table[:, j].copy(), table[:, i].copy()
+                table[:, j], table[:, i] = np.where(swap, right, left), np.where(swap, left, right)
+        # the insertion sort that follows is stable: the first largest key comes first
+        live = np.arange(keys.shape[1])[None, :] < count[:, None]
+        lowest = np.iinfo(np.int64).min
+        first = np.argmax(np.where(live, keys, lowest), axis=1)
+        return np.take_along_axis(order, first[:, None], 1)[:, 0]
+
+    def copies(self) -> Ints:
+        """`crane_count.aware_copies` per row: each zone's copies summed (UNLIMITED when
+        some zone is never short)."""
+        debit = published_amounts(self.request)
+        per_zone = np.full(self.valid.shape, UNLIMITED, np.int64)
+        for name in self.names:
+            wanted, step, free = self.request.get(name, 0), debit.get(name, 0), self.free[name]
+            if step <= 0:
+                found = np.where(wanted > free, 0, UNLIMITED)
+            else:
+                found = np.where(wanted > free, 0, (free - wanted) // step + 1)
+            limited = found != UNLIMITED
+            per_zone = np.where(
+                limited & ((per_zone == UNLIMITED) | (found < per_zone)), found, per_zone
+            )
+        unlimited = (self.valid & (per_zone == UNLIMITED)).any(axis=1)
+        total = np.where(self.valid, per_zone, 0).sum(axis=1)
+        return np.where(unlimited, UNLIMITED, total)

@@ -103,8 +103,12 @@ class Judgement:
         self.koordinator = self._koordinator_columns(koordinator)
         decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
         crane = (self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed
-        shared, self.crane_capped = self._crane_shared(crane)
-        decided |= shared
+        # Crane rows whose copies are known: `crane_copies` of them (UNLIMITED: the
+        # shared filters' count alone)
+        self.crane_counted = np.zeros(len(index.nodes), np.bool_)
+        self.crane_copies = np.full(len(index.nodes), crane_count.UNLIMITED, np.int64)
+        shared = self._crane_shared(crane)
+        decided |= shared | self._crane_aware(crane & ~shared)
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
@@ -144,12 +148,11 @@ class Judgement:
             decided[list(self.exact)] = False
         return decided
 
-    def _crane_shared(self, rows: Bools) -> tuple[Bools, Bools]:
+    def _crane_shared(self, rows: Bools) -> Bools:
         """Rows of `rows` (judged by Crane, the shared filters passed) whose group shares
-        one verdict (`crane_vector`), set at once; and those of them that fit, whose
-        copies the shared filters alone limit (`crane_capped`)."""
+        one verdict (`crane_vector`), set at once; those that fit are counted by the
+        shared filters alone."""
         decided = np.zeros(len(self.index.nodes), np.bool_)
-        capped = decided.copy()
         shared = crane_vector.shared_verdicts(self.index, self.pod, rows, self.configs.crane)
         for group, result in shared:
             for row in np.flatnonzero(group).tolist():
@@ -160,8 +163,22 @@ class Judgement:
             )
             decided |= group
             if result.fits:
-                capped |= group
-        return decided, capped
+                self.crane_counted |= group
+        return decided
+
+    def _crane_aware(self, rows: Bools) -> Bools:
+        """Rows of `rows` decided on their zones (`crane_vector.aware_verdicts`): the
+        topology-aware nodes where some zone takes the pod."""
+        found = crane_vector.aware_verdicts(self.index, self.pod, rows, self.configs.crane)
+        if found is None:
+            return np.zeros(len(self.index.nodes), np.bool_)
+        for row, result in found.verdicts.items():
+            self.exact[row] = result
+            self.score[row] = NO_SCORE if result.score is None else result.score
+        self.fits[found.decided] = True
+        self.crane_counted |= found.decided
+        self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
+        return found.decided
 
     def _systems(self) -> np.ndarray:
         if self.scheduler is not Scheduler.AUTO:
@@ -202,7 +219,7 @@ class Judgement:
     def _rejudge(self, row: int) -> None:
         result = self._judge(row, allocate=False)
         self.exact[row] = result
-        self.crane_capped[row] = False  # judged on its own books now
+        self.crane_counted[row] = False  # judged on its own books now
         self.fits[row] = result.fits
         self.score[row] = NO_SCORE if result.score is None or not result.fits else result.score
         self.cache.pop(row, None)
@@ -371,7 +388,7 @@ class Judgement:
         clone.__dict__.update(self.__dict__)
         clone.index = self.index.copy()
         clone.fits, clone.score = self.fits.copy(), self.score.copy()
-        clone.crane_capped = self.crane_capped.copy()
+        clone.crane_counted = self.crane_counted.copy()
         clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
         return clone
 
@@ -404,19 +421,22 @@ class Judgement:
     def _column_counts(self, limit: int) -> Ints:
         """Copies per row where columns count them: scheduler-plugins rows, the rows
         Koordinator's columns decided (their NUMA nodes' copies, within the node-level
-        filters' limit), and Crane's capped rows (that limit alone); UNDECIDED elsewhere."""
+        filters' limit), and Crane's counted rows (their zones' copies within that limit);
+        UNDECIDED elsewhere."""
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
         counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
         if members.any():
             counted = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
             counts = np.where(members, counted, counts)
         decided = self._koordinator_decided()
-        if not decided.any() and not self.crane_capped.any():
+        if not decided.any() and not self.crane_counted.any():
             return counts
         cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
         if self.koordinator is not None and decided.any():
             counts = np.where(decided, np.minimum(cap, self.koordinator.copies), counts)
-        return np.where(self.crane_capped, cap, counts)
+        copies = self.crane_copies
+        crane = np.where(copies == crane_count.UNLIMITED, cap, np.minimum(cap, copies))
+        return np.where(self.crane_counted, crane, counts)
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.

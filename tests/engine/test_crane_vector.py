@@ -15,14 +15,18 @@ from dataclasses import replace
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.crane_vector import shared_verdicts
+from scheduler_api.engine.crane_vector import aware_verdicts, shared_verdicts
 from scheduler_api.engine.snapshot import (
+    AllocationSource,
     ClusterSnapshot,
     ContainerSpec,
     Flavour,
     NodeSnapshot,
     OwnerRef,
+    PodAllocation,
     PodSpec,
+    ResourceAmounts,
+    Zone,
 )
 from scheduler_api.engine.whatif import evaluate, place
 from scheduler_api.engine.whatif_judge import SYSTEM_CODES, Judgement
@@ -58,6 +62,13 @@ def _shared_groups(judgement: Judgement) -> int:
     return len(shared_verdicts(judgement.index, judgement.pod, rows, config))
 
 
+def _aware_rows(judgement: Judgement) -> int:
+    crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
+    rows = crane & node_fit(judgement.index, judgement.request)
+    found = aware_verdicts(judgement.index, judgement.pod, rows, judgement.configs.crane)
+    return 0 if found is None else int(found.decided.sum())
+
+
 def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnapshot) -> None:
     counts = dict(judgement.fill_all(LIMIT))
     for row, node in enumerate(snapshot.nodes):
@@ -86,6 +97,7 @@ def test_every_crane_row_equals_the_reference(
 ) -> None:
     judgement = evaluate(snapshot, pod, scheduler=scheduler)._judgement
     event(f"groups sharing a verdict: {_shared_groups(judgement)}")
+    event(f"rows decided on their zones: {min(_aware_rows(judgement), 2)}+")
     _assert_rows_equal_the_reference(judgement, snapshot)
 
 
@@ -125,7 +137,7 @@ def test_nodes_without_a_crane_nrt_or_static_policy_share_their_groups_verdicts(
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     assert not judgement.verdict(0).fits  # no Crane NRT
     assert judgement.verdict(1).notes == ("crane cpuManagerPolicy is not Static",)
-    assert judgement.crane_capped.tolist() == [False, True, False]
+    assert judgement.crane_counted.tolist() == [False, True, False]
     _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
 
 
@@ -136,3 +148,47 @@ def test_a_bound_replica_is_judged_again_on_its_own_books() -> None:
     assert [p.node for p in result.placements] == ["c0"] * 9
     assert place(snapshot, pod, 10, scheduler="crane").placements[-1].node is None
     assert result.capacity is not None and result.capacity.per_node == {"c0": 9}
+
+
+@st.composite
+def wide_aware_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    """Topology-aware Static Crane nodes of 5-13 zones whose free cpu ties often: Go's
+    sort.Slice reorders ties in its Shell pass from 7 candidates, and pivots above 12."""
+    count = draw(st.integers(5, 13))
+    zones = []
+    for numa in range(count):
+        cpu = draw(st.sampled_from([4000, 8000]))
+        used = draw(st.sampled_from([0, 2000, 4000]))
+        resources = {
+            "cpu": ResourceAmounts(cpu, cpu, cpu - used),
+            "memory": ResourceAmounts(16 * GI, 16 * GI, 16 * GI),
+        }
+        zones.append(Zone(numa, f"node-{numa}", resources))
+    claims = tuple(
+        PodAllocation("ns", f"held-{i}", f"uid-{i}", AllocationSource.CRANE,
+                      numa_resources={zone.numa_id: {"cpu": draw(st.sampled_from([2000, 4000]))}})
+        for i, zone in enumerate(zones) if draw(st.booleans())
+    )  # fmt: skip
+    total = sum(z.resources["cpu"].capacity for z in zones)
+    return NodeSnapshot(
+        name=name,
+        flavour=Flavour.CRANE,
+        crane_cpu_manager_policy="Static",
+        crane_topology_policy="SingleNUMANodePodLevel",
+        allocatable={"cpu": total, "memory": count * 16 * GI, "pods": 110},
+        requested={"pods": 0},
+        zones=tuple(zones),
+        allocations=claims,
+    )
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from([1000, 2000, 4000]))
+def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
+    count = data.draw(st.integers(1, 3))
+    nodes = tuple(data.draw(wide_aware_nodes(f"w{i}")) for i in range(count))
+    whole = ContainerSpec("app", {"cpu": cpu, "memory": GI}, {"cpu": cpu, "memory": GI})
+    pod = PodSpec("ns", "whole", containers=(whole,))
+    judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
+    event(f"rows decided on their zones: {_aware_rows(judgement)}")
+    _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
