@@ -1,9 +1,11 @@
-"""crane-scheduler's verdicts that whole groups of nodes share, decided without a zone.
+"""crane-scheduler's Filter, Score and capacity count for many nodes at once.
 
-A cluster what-if judges every Crane node one by one (`crane.evaluate`). For three
-groups of nodes that passed the shared filters, Filter and Score answer the same
-whatever the node's zones hold, so one node of each group is judged and its verdict
-stands for the group:
+A cluster what-if judges every Crane node one by one (`crane.evaluate`). Two cases
+are answered here instead; every other node still goes to the reference.
+
+Shared verdicts (`shared_verdicts`): for three groups of nodes that passed the shared
+filters, Filter and Score answer the same whatever the node's zones hold, so one node
+of each group is judged and its verdict stands for the group:
 
 * the pod has no container whose cpus crane-agent would pin (a DaemonSet pod,
   cpu-policy none, no container asking for whole cpus with limits equal): the plugin
@@ -14,8 +16,13 @@ stands for the group:
 
 The copies such a node takes alone are then what the shared filters admit
 (`crane_count.fill_count` returns before reading a zone), and none on a refusal.
-Every other Crane node is judged by the reference. Property tests hold every row to
-`whatif_systems.judge_node` and to the copy-by-copy fill.
+
+Topology-aware nodes (`aware_verdicts`): the whole request goes to one zone, the one
+Go's sort puts first among those without a shortfall; the verdict depends only on
+that zone, and the copies on each zone's free amounts (see the function).
+
+Property tests hold every row to `whatif_systems.judge_node` and to the copy-by-copy
+fill.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""Crane's shared verdicts: every row they decide equals the reference's verdict and count.
+"""Crane on many nodes at once: every row it decides equals the reference's verdict and count.
 
 `crane_vector` judges one node per group whose verdict cannot depend on its zones (a
 pod the plugin skips, a node without a Crane NRT, a node whose crane cpuManagerPolicy
-is not Static) and gives that verdict to the whole group. On random clusters of the
-count tests' Crane nodes, a what-if's verdict on every node must be the reference's
-(`judge_node`: the shared filters, then `crane.evaluate`), and every fitting node's
-count the copy-by-copy fill's. CAPACITY_EXAMPLES=1000 for a deeper local run.
+is not Static) and gives that verdict to the whole group; on topology-aware nodes it
+picks the zone Go's sort puts first and counts each zone's copies on arrays. On random
+clusters of the count tests' Crane nodes, and of wide aware nodes whose free cpu ties
+(Go's sort reorders ties from 7 zones on), a what-if's verdict on every node must be
+the reference's (`judge_node`: the shared filters, then `crane.evaluate`), and every
+fitting node's count the copy-by-copy fill's. CAPACITY_EXAMPLES=1000 for a deeper run.
 """
 
 from __future__ import annotations
