@@ -129,10 +129,13 @@ def test_every_verdict_equals_the_reference(
     judged = judgement(nodes, held, spec, config)
     decided = judged.koordinator.decided if judged.koordinator is not None else None
     for row, node in enumerate(nodes):
-        want = judge_node(
-            node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node)
-        )  # the shared filters, then the reference koord-scheduler
         got = judged.verdict(row)
+        # the shared filters, then the reference koord-scheduler: Filter and Score, and
+        # Reserve as well on the row given detail (the best one), which may then refuse
+        want = judge_node(
+            node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node),
+            allocate=got.detailed,
+        )  # fmt: skip
         event(f"decided by the columns: {decided is not None and bool(decided[row])}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
             want.fits, want.score, want.numa_zones, want.reasons, want.notes,
