@@ -212,6 +212,11 @@ def target_containers(pod: PodSpec, conf: CraneConfig) -> tuple[int, ...]:
     )
 
 
+def pinned_containers(pod: PodSpec, conf: CraneConfig) -> tuple[int, ...]:
+    """The containers the plugin works on: none for a DaemonSet's pod, which it skips."""
+    return () if pod.is_daemonset_pod else target_containers(pod, conf)
+
+
 def target_request(pod: PodSpec, indices: Sequence[int], conf: CraneConfig) -> dict[str, int]:
     """computeContainerSpecifiedResourceRequest: only topology-aware resources count."""
     total: dict[str, int] = {}
@@ -267,11 +272,17 @@ def _all_zero(request: Mapping[str, int]) -> bool:
     return not any(request.values())
 
 
+def compared_resources(request: Mapping[str, int]) -> list[str]:
+    """What fitsRequestForNUMANode compares, in order: cpu, memory and ephemeral-storage
+    always, then the other requested names."""
+    return [*FIXED_RESOURCES, *sorted(r for r in request if r not in FIXED_RESOURCES)]
+
+
 def zone_shortfalls(request: Mapping[str, int], zone: CraneZone) -> tuple[Reason, ...]:
     """fitsRequestForNUMANode: cpu, memory and ephemeral-storage are always compared."""
     if _all_zero(request):
         return ()
-    names = list(FIXED_RESOURCES) + sorted(r for r in request if r not in FIXED_RESOURCES)
+    names = compared_resources(request)
     return tuple(
         Reason(
             ReasonCheck.INSUFFICIENT_NUMA,
@@ -414,7 +425,7 @@ def evaluate(
     Static) fits with score 0, as upstream. `reservations` is ignored.
     """
     conf = config or CraneConfig()
-    indices = () if pod.is_daemonset_pod else target_containers(pod, conf)
+    indices = pinned_containers(pod, conf)
     if not indices:
         return PlacementResult(True, 0, notes=("no container with pinnable cpus: not checked",))
     if node.flavour is not Flavour.CRANE:

@@ -20,9 +20,10 @@ from scheduler_api.engine.crane import (
     FIXED_RESOURCES,
     CraneConfig,
     CraneZone,
+    compared_resources,
     crane_zones,
+    pinned_containers,
     published_amounts,
-    target_containers,
     target_request,
     topology_aware,
 )
@@ -43,7 +44,7 @@ def zone_copies(zone: CraneZone, request: Mapping[str, int]) -> int:
     """Copies one zone takes: each must pass fitsRequestForNUMANode, then debits it."""
     debit = published_amounts(dict(request))  # what the next cycle reads back
     copies = UNLIMITED
-    for name in [*FIXED_RESOURCES, *(r for r in request if r not in FIXED_RESOURCES)]:
+    for name in compared_resources(request):
         found = _copies_of(zone.free(name), request.get(name, 0), debit.get(name, 0))
         if found != UNLIMITED:
             copies = found if copies == UNLIMITED else min(copies, found)
@@ -72,7 +73,7 @@ def fill_count(
 ) -> int | None:
     """Copies of `pod` `node` takes alone (at most `limit`); None: fill copy by copy."""
     cap = node_fit_count(node, request, limit)
-    indices = () if pod.is_daemonset_pod else target_containers(pod, config)
+    indices = pinned_containers(pod, config)
     if cap == 0 or not indices:
         return cap  # the plugin skips the pod
     if node.flavour is not Flavour.CRANE:

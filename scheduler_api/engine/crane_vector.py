@@ -33,14 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_api.engine.crane import (
-    FIXED_RESOURCES,
     CraneConfig,
     CraneZone,
     claimed_zones,
+    compared_resources,
     evaluate,
     one_zone_verdict,
+    pinned_containers,
     published_amounts,
-    target_containers,
     target_request,
     topology_aware,
 )
@@ -52,7 +52,7 @@ from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 def skips_pod(pod: PodSpec, config: CraneConfig) -> bool:
     """PreFilter finds no container to pin: the plugin passes every node alike."""
-    return pod.is_daemonset_pod or not target_containers(pod, config)
+    return not pinned_containers(pod, config)
 
 
 def shared_verdicts(
@@ -108,21 +108,22 @@ def aware_verdicts(
     insertion sort), and places the whole request in the first; Score is 100. A copy
     debits only its zone, by the amounts the next cycle reads back (`crane_count`).
     """
-    indices = () if pod.is_daemonset_pod else target_containers(pod, config)
+    indices = pinned_containers(pod, config)
     if not indices:
         return None
     request = target_request(pod, indices, config)
     if not any(request.values()):
         return None
     candidates = rows & index.crane_nrt & index.crane_static
-    members = [
-        row
+    listed = [
+        (row, claimed_zones(index.nodes[row]))
         for row in np.flatnonzero(candidates).tolist()
-        if topology_aware(index.nodes[row], pod) and _zones_in_case(claimed_zones(index.nodes[row]))
+        if topology_aware(index.nodes[row], pod)
     ]
-    if not members:
+    in_case = [(row, zones) for row, zones in listed if _zones_in_case(zones)]
+    if not in_case:
         return None
-    zones = [claimed_zones(index.nodes[row]) for row in members]
+    members, zones = [row for row, _ in in_case], [zones for _, zones in in_case]
     table = _ZoneTable(zones, request)
     fits = table.fitting()
     chosen = table.first_after_sort(fits)
@@ -153,7 +154,7 @@ class _ZoneTable:
     def __init__(self, zones: list[tuple[CraneZone, ...]], request: Mapping[str, int]) -> None:
         width = max(len(z) for z in zones)
         self.request = dict(request)
-        self.names = [*FIXED_RESOURCES, *sorted(r for r in request if r not in FIXED_RESOURCES)]
+        self.names = compared_resources(request)
         self.valid = np.zeros((len(zones), width), np.bool_)
         self.free = {name: np.zeros((len(zones), width), np.int64) for name in self.names}
         for position, listed in enumerate(zones):

@@ -362,10 +362,10 @@ def _verdicts(
     rows = np.flatnonzero(candidates)
     found = _candidate_verdicts(columns.subset(rows), requests, config)
     decided = np.zeros(len(candidates), np.bool_)
-    decided[rows] = found.decided
-    score, numa, copies = (np.zeros(len(candidates), np.int64) for _ in range(3))
-    numa[:] = -1
-    score[rows], numa[rows], copies[rows] = found.score, found.numa, found.copies
+    score, copies = np.zeros(len(candidates), np.int64), np.zeros(len(candidates), np.int64)
+    numa = np.full(len(candidates), -1, np.int64)
+    decided[rows], score[rows], numa[rows] = found.decided, found.score, found.numa
+    copies[rows] = found.copies
     return ColumnVerdicts(decided, score, numa, copies)
 
 
@@ -405,11 +405,11 @@ def _weighed_amounts(
     capacity: dict[str, Ints] = {}
     held: dict[str, Ints] = {}
     for name in config.resource_weights:
-        _, published, net_held = columns.amounts(name)
+        _, amount, net_held = columns.amounts(name)
         if chosen is not None:
-            published = np.take_along_axis(published, chosen[:, None], 1)[:, 0]
+            amount = np.take_along_axis(amount, chosen[:, None], 1)[:, 0]
             net_held = np.take_along_axis(net_held, chosen[:, None], 1)[:, 0]
-        capacity[name], held[name] = published, np.maximum(net_held, 0)
+        capacity[name], held[name] = amount, np.maximum(net_held, 0)
     return capacity, held
 
 

@@ -69,6 +69,16 @@ def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> 
     return replace(result, cpuset=pinning.cpuset)
 
 
+def _raw_score(result: PlacementResult) -> int:
+    """A verdict's score as the judgement ranks it: NO_SCORE unless it fits with one."""
+    return int(NO_SCORE) if result.score is None or not result.fits else result.score
+
+
+def _zones_of(numa: int) -> tuple[int, ...]:
+    """The NUMA zones of a column verdict (-1: none chosen)."""
+    return (numa,) if numa >= 0 else ()
+
+
 def _kubelet_pinned(result: PlacementResult, system: Scheduler) -> frozenset[int] | None:
     """CPUs the kubelet pins (Koordinator's cpusets are koordlet's, already booked)."""
     return result.cpuset if system is Scheduler.SCHEDULER_PLUGINS else None
@@ -134,10 +144,7 @@ class Judgement:
         if refusals is None:
             return np.zeros(len(self.index.nodes), np.bool_)
         refused, verdict = refusals
-        for row in np.flatnonzero(refused).tolist():
-            self.exact[row] = verdict
-        self.fits[refused] = False
-        self.score[refused] = NO_SCORE
+        self._settle(refused, verdict)
         return refused
 
     def _koordinator_decided(self) -> Bools:
@@ -155,12 +162,7 @@ class Judgement:
         decided = np.zeros(len(self.index.nodes), np.bool_)
         shared = crane_vector.shared_verdicts(self.index, self.pod, rows, self.configs.crane)
         for group, result in shared:
-            for row in np.flatnonzero(group).tolist():
-                self.exact[row] = result
-            self.fits[group] = result.fits
-            self.score[group] = (
-                NO_SCORE if result.score is None or not result.fits else result.score
-            )
+            self._settle(group, result)
             decided |= group
             if result.fits:
                 self.crane_counted |= group
@@ -174,11 +176,18 @@ class Judgement:
             return np.zeros(len(self.index.nodes), np.bool_)
         for row, result in found.verdicts.items():
             self.exact[row] = result
-            self.score[row] = NO_SCORE if result.score is None else result.score
+            self.score[row] = _raw_score(result)
         self.fits[found.decided] = True
         self.crane_counted |= found.decided
         self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
         return found.decided
+
+    def _settle(self, rows: Bools, result: PlacementResult) -> None:
+        """`result` is the exact verdict of every row of `rows` (shared, not copied)."""
+        for row in np.flatnonzero(rows).tolist():
+            self.exact[row] = result
+        self.fits[rows] = result.fits
+        self.score[rows] = _raw_score(result)
 
     def _systems(self) -> np.ndarray:
         if self.scheduler is not Scheduler.AUTO:
@@ -221,7 +230,7 @@ class Judgement:
         self.exact[row] = result
         self.crane_counted[row] = False  # judged on its own books now
         self.fits[row] = result.fits
-        self.score[row] = NO_SCORE if result.score is None or not result.fits else result.score
+        self.score[row] = _raw_score(result)
         self.cache.pop(row, None)
         self._top = None
 
@@ -297,8 +306,7 @@ class Judgement:
         return bool(self.fits[row]) and row not in self.exact
 
     def _column_zones(self, row: int) -> tuple[int, ...]:
-        numa = int(self.numa[row])
-        return (numa,) if numa >= 0 else ()
+        return _zones_of(int(self.numa[row]))
 
     def _column_verdict(self, row: int) -> NodeVerdict:
         """A row the columns passed, not detailed: `passed_verdict`'s answer, built at once."""
@@ -310,7 +318,7 @@ class Judgement:
         notes = self._column_notes(row, system, group)
         verdict = self.cache[row] = NodeVerdict(
             self.index.nodes[row].name, SYSTEM_BY_CODE[system], True, score, (),
-            (numa,) if numa >= 0 else (), None, EMPTY_ANNOTATIONS, notes,
+            _zones_of(numa), None, EMPTY_ANNOTATIONS, notes,
         )  # fmt: skip
         return verdict
 

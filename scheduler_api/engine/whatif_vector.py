@@ -52,6 +52,24 @@ NO_SCORE = np.int64(-(1 << 62))
 PLENTY = np.int64(1 << 62)
 
 
+# The per-row arrays `_fill` writes (a working copy copies them; `available`, `has` and
+# the node-level free amounts are dicts of them, copied on their own).
+ROW_COLUMNS = (
+    "zone_valid",
+    "zone_numa",
+    "visible",
+    "single_numa",
+    "pod_scope",
+    "duplicate_numa",
+    "sparse_numa",
+    "unschedulable",
+    "koordinator_binds",
+    "crane_nrt",
+    "crane_static",
+    "policy_group",
+)
+
+
 class NRTIndex:
     """Columns of every node's NUMA zones (available amounts) and node-level free amounts."""
 
@@ -95,16 +113,9 @@ class NRTIndex:
         clone.__dict__.update(self.__dict__)
         clone.nodes = list(self.nodes)
         clone.topology_managers = list(self.topology_managers)
-        clone.policy_group = self.policy_group.copy()
         clone._policy_groups = dict(self._policy_groups)
-        for name in ("zone_valid", "zone_numa", "visible", "single_numa", "pod_scope"):
+        for name in ROW_COLUMNS:
             setattr(clone, name, getattr(self, name).copy())
-        clone.duplicate_numa = self.duplicate_numa.copy()
-        clone.sparse_numa = self.sparse_numa.copy()
-        clone.unschedulable = self.unschedulable.copy()
-        clone.koordinator_binds = self.koordinator_binds.copy()
-        clone.crane_nrt = self.crane_nrt.copy()
-        clone.crane_static = self.crane_static.copy()
         clone.available = {r: a.copy() for r, a in self.available.items()}
         clone.has = {r: a.copy() for r, a in self.has.items()}
         clone._free = {r: a.copy() for r, a in self._free.items()}
