@@ -24,7 +24,7 @@ from scheduler_api.engine.snapshot import (
     PodSpec,
     ReservationSnapshot,
 )
-from scheduler_api.engine.whatif_judge import Judgement, NodeVerdict
+from scheduler_api.engine.whatif_judge import Judgement, NodeVerdict, SharedVerdicts
 from scheduler_api.engine.whatif_systems import (
     SYSTEM_OF_FLAVOUR,
     Scheduler,
@@ -40,6 +40,7 @@ __all__ = [
     "NodeVerdict",
     "Placement",
     "Scheduler",
+    "SharedVerdicts",
     "WhatIfResult",
     "evaluate",
     "place",
@@ -115,6 +116,10 @@ class WhatIfResult:
         if self._nodes is None:
             self._nodes = self._judgement.verdicts(self._judgement.order())
         return self._nodes
+
+    def shared_verdicts(self) -> SharedVerdicts:
+        """`nodes` for a writer that encodes them all: see `SharedVerdicts`."""
+        return self._judgement.shared_verdicts()
 
     def verdict(self, node: str) -> NodeVerdict:
         return self._judgement.verdict(self._judgement.row_of(node))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -54,6 +54,27 @@ class NodeVerdict(NamedTuple):
     annotations: Mapping[str, str] = EMPTY_ANNOTATIONS
     notes: tuple[str, ...] = ()
     detailed: bool = False
+
+
+class SharedVerdicts(NamedTuple):
+    """Every node's verdict, best first, for a writer of thousands of them at once.
+
+    Most verdicts differ only in their node name and score. Rows whose verdicts agree
+    in everything else share a `keys` entry: a row the columns passed (fits, no reasons,
+    no cpuset) by its system, NUMA node and policy group (which decide its notes); a
+    row settled by a result object by that object and its system. Their node, fits and
+    score are in `names`, `fits` and `scores` (all by row); `verdict(row)` builds the
+    whole NodeVerdict, which a writer needs once per key. A row whose key is None
+    (detailed, refused on the columns, or already built) is read through `verdict`
+    alone. Either way `verdict(row)` is the reference: what `Judgement.verdicts` gives.
+    """
+
+    order: list[int]
+    names: Sequence[str]
+    fits: list[bool]
+    scores: list[int | None]
+    keys: list[Hashable | None]
+    verdict: Callable[[int], NodeVerdict]
 
 
 def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
@@ -360,6 +381,29 @@ class Judgement:
                 verdict = self.verdict(row)  # refused on the columns: judged for its reasons
             verdicts.append(verdict)
         return tuple(verdicts)
+
+    def shared_verdicts(self) -> SharedVerdicts:
+        """`verdicts(order())` in the form `SharedVerdicts` describes: no NodeVerdict is
+        built for a row whose key another row already brought in."""
+        systems, system_of = len(SYSTEM_BY_CODE), self.systems.tolist()
+        fits, scores = self.fits.tolist(), self.score.tolist()
+        passed = self.fits.copy()
+        passed[list(self.exact)] = False
+        numa = self.numa + 1  # -1 (no NUMA node chosen) is 0 here
+        passed &= (numa >= 0) & (numa < 1 << 32)
+        codes = (self.index.policy_group * systems + self.systems) << 32 | numa
+        keys: list[Hashable | None] = np.where(passed, codes, -1).tolist()
+        for row in np.flatnonzero(~passed).tolist():
+            keys[row] = None  # refused on the columns: judged for its reasons
+        for row, result in self.exact.items():
+            keys[row] = (id(result), system_of[row])  # the result lives as long as self
+            fits[row], scores[row] = result.fits, result.score
+        for row in (*self._top_rows(), *self.cache):
+            keys[row] = None
+        names = self.index.memo.get("names")
+        if not isinstance(names, list):
+            names = self.index.memo["names"] = [node.name for node in self.index.nodes]
+        return SharedVerdicts(self.order(), names, fits, scores, keys, self.verdict)
 
     def _detail(self, row: int) -> PlacementResult:
         system, node = self.system(row), self.index.nodes[row]

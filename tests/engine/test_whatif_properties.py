@@ -18,7 +18,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate, place
+from scheduler_api.engine.whatif import NodeVerdict, WhatIfResult, evaluate, place
 from scheduler_api.engine.whatif_systems import judge_node
 from scheduler_api.engine.whatif_vector import NO_SCORE
 from tests.engine.test_koordinator import koord_node
@@ -115,6 +115,9 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
         snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights
     )._judgement  # type: ignore[arg-type]
     assert result.nodes == tuple(again.verdict(row) for row in again.order())
+    assert_shared_verdicts_agree(evaluate(
+        snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights  # type: ignore[arg-type]
+    ), result.nodes)  # fmt: skip
     for row, node in enumerate(snapshot.nodes):
         reference = judge_node(
             node, pod, judgement.system(row), judgement.configs, (), request=judgement.request
@@ -130,6 +133,23 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
             assert verdict.numa_zones == reference.numa_zones, node
             assert verdict.notes == reference.notes, node
             assert dict(verdict.annotations) == dict(reference.annotations), node
+
+
+def assert_shared_verdicts_agree(result: WhatIfResult, reference: tuple[NodeVerdict, ...]) -> None:
+    """`result.shared_verdicts()` describes `reference` (the verdicts, best first): names,
+    fits and scores by row, and rows under one key differ only in node and score."""
+    shared = result.shared_verdicts()
+    assert len(shared.order) == len(reference)
+    by_key: dict[object, NodeVerdict] = {}
+    for row, verdict in zip(shared.order, reference, strict=True):
+        assert shared.verdict(row) == verdict
+        assert shared.names[row] == verdict.node
+        key = shared.keys[row]
+        if key is None:
+            continue
+        assert (shared.fits[row], shared.scores[row]) == (verdict.fits, verdict.score)
+        alike = verdict._replace(node="", score=None)
+        assert by_key.setdefault(key, alike) == alike, verdict
 
 
 def _zone_debits_within_available(snapshot: ClusterSnapshot, pod: PodSpec, result) -> None:  # type: ignore[no-untyped-def]

@@ -9,11 +9,13 @@ import pytest
 
 from scheduler_api.engine.snapshot import ClusterSnapshot
 from scheduler_api.engine.whatif import NodeVerdict, place
+from tests.engine.test_whatif_properties import assert_shared_verdicts_agree
 from topology.adapters.records import snapshot_from_objects
 from topology.demo import generate_demo_objects
+from topology.services import whatif_encoding
 from topology.services.answer_cache import remembered_answer
 from topology.services.whatif import node_json, pod_from_manifest
-from topology.services.whatif_encoding import encoded_nodes
+from topology.services.whatif_encoding import encoded_nodes, encoded_shared
 
 
 def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
@@ -40,6 +42,52 @@ def test_encoded_nodes_are_the_reference_json(
     verdicts = result.nodes
     assert orjson.loads(encoded_nodes(verdicts, node_json)) == [node_json(v) for v in verdicts]
     assert encoded_nodes(verdicts, node_json) == orjson.dumps([node_json(v) for v in verdicts])
+
+
+@pytest.mark.parametrize("scheduler", ["auto", "scheduler-plugins", "crane", "koordinator"])
+@pytest.mark.parametrize(
+    "manifest", [pod("500m", "512Mi"), pod("8", "16Gi", lsr=True), pod("200", "1Ti")]
+)
+@pytest.mark.parametrize("replicas", [0, 3])
+def test_a_whole_answer_written_from_shared_verdicts_is_the_reference_json(
+    demo: ClusterSnapshot, manifest: dict[str, Any], scheduler: str, replicas: int
+) -> None:
+    spec = pod_from_manifest(manifest)
+    reference = place(demo, spec, replicas, scheduler=scheduler).nodes
+    result = place(demo, spec, replicas, scheduler=scheduler)
+    assert_shared_verdicts_agree(result, reference)
+    expected = orjson.dumps([node_json(v) for v in reference])
+    assert encoded_shared(result.shared_verdicts(), node_json) == expected
+    assert encoded_shared(result.shared_verdicts(), node_json) == expected  # verdicts now built
+
+
+def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
+    demo: ClusterSnapshot,
+) -> None:
+    spec = pod_from_manifest(pod("8", "16Gi", lsr=True))
+    reference = place(demo, spec, 1).nodes
+    result = place(demo, spec, 1)
+    for verdict in reference[::3]:
+        assert result.verdict(verdict.node) == verdict
+    assert encoded_shared(result.shared_verdicts(), node_json) == orjson.dumps(
+        [node_json(v) for v in reference]
+    )
+
+
+def test_kept_names_are_let_go_past_their_bound(
+    demo: ClusterSnapshot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(whatif_encoding, "NAMES_KEPT", 3)
+    monkeypatch.setattr(whatif_encoding, "NAME_LISTS_KEPT", 1)
+    monkeypatch.setattr(whatif_encoding, "_NAMES", {})
+    monkeypatch.setattr(whatif_encoding, "_NAME_LISTS", {})
+    result = place(demo, pod_from_manifest(pod("500m", "512Mi")), 0)
+    expected = orjson.dumps([node_json(v) for v in result.nodes])
+    assert encoded_shared(result.shared_verdicts(), node_json) == expected
+    assert len(whatif_encoding._NAMES) <= 3
+    names = ["a", 'quote"d']
+    assert whatif_encoding._encoded_names(names) == [b'"a"', b'"quote\\"d"']
+    assert list(whatif_encoding._NAME_LISTS.values()) == [(names, [b'"a"', b'"quote\\"d"'])]
 
 
 def test_the_demo_answers_cover_every_kind_of_verdict(demo: ClusterSnapshot) -> None:

@@ -27,7 +27,7 @@ from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
 from topology.services.answer_cache import remembered_answer
 from topology.services.snapshot_cache import cached_cluster_snapshot
-from topology.services.whatif_encoding import encoded_nodes
+from topology.services.whatif_encoding import encoded_shared
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
@@ -148,7 +148,7 @@ def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     capacity = result.capacity
     nodes: Any = (
-        orjson.Fragment(encoded_nodes(result.nodes, node_json))
+        orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json))
         if encoded
         else [node_json(v) for v in result.nodes]
     )
