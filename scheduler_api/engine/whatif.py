@@ -251,10 +251,7 @@ def _place_one(working: Judgement, replica: int) -> Placement:
 
 def count_capacity(judgement: Judgement) -> Capacity:
     """cluster-capacity's question per node: fill it alone until the pod no longer fits."""
-    per_node: dict[str, int] = {}
-    capped: list[str] = []
-    for node, count in judgement.fill_all(CAPACITY_LIMIT_PER_NODE):
-        per_node[node] = count
-        if count >= CAPACITY_LIMIT_PER_NODE:
-            capped.append(node)
+    counted = judgement.fill_all(CAPACITY_LIMIT_PER_NODE)
+    per_node = dict(counted)
+    capped = [node for node, count in counted if count >= CAPACITY_LIMIT_PER_NODE]
     return Capacity(sum(per_node.values()), per_node, tuple(capped))

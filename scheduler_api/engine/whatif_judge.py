@@ -400,10 +400,7 @@ class Judgement:
             fits[row], scores[row] = result.fits, result.score
         for row in (*self._top_rows(), *self.cache):
             keys[row] = None
-        names = self.index.memo.get("names")
-        if not isinstance(names, list):
-            names = self.index.memo["names"] = [node.name for node in self.index.nodes]
-        return SharedVerdicts(self.order(), names, fits, scores, keys, self.verdict)
+        return SharedVerdicts(self.order(), self.names(), fits, scores, keys, self.verdict)
 
     def _detail(self, row: int) -> PlacementResult:
         system, node = self.system(row), self.index.nodes[row]
@@ -461,14 +458,21 @@ class Judgement:
     def fill_all(self, limit: int) -> list[tuple[str, int]]:
         """(node, copies it takes alone) for every fitting row, as `fill_node` counts them;
         scheduler-plugins rows are counted on the columns all at once."""
-        columns, nodes = self._column_counts(limit).tolist(), self.index.nodes
-        counts = []
-        for row in self.fitting_rows():
-            count = columns[row]
-            if count == UNDECIDED:
-                count, _ = self.fill_node(row, limit)
-            counts.append((nodes[row].name, count))
-        return counts
+        rows = np.flatnonzero(self.fits)
+        counts = self._column_counts(limit)[rows]
+        undecided = np.flatnonzero(counts == UNDECIDED).tolist()
+        rows_list, counts_list = rows.tolist(), counts.tolist()
+        for position in undecided:
+            counts_list[position], _ = self.fill_node(rows_list[position], limit)
+        names = self.names()
+        return list(zip([names[row] for row in rows_list], counts_list, strict=True))
+
+    def names(self) -> list[str]:
+        """The node names by row (kept with the index: a working copy's are the same)."""
+        names = self.index.memo.get("names")
+        if not isinstance(names, list):
+            names = self.index.memo["names"] = [node.name for node in self.index.nodes]
+        return names
 
     def _column_counts(self, limit: int) -> Ints:
         """Copies per row where columns count them: scheduler-plugins rows, the rows

@@ -76,8 +76,8 @@ def encoded_shared(
             append(_verdict_object(shared.verdict(row), node_json, own_tails))
             continue
         tail = tails.get(key)
-        if tail is None:
-            tail = tails[key] = _tail(node_json(shared.verdict(row)))
+        if tail is None:  # the first row of its key: its tail may be another key's too
+            tail = tails[key] = _verdict_tail(shared.verdict(row), node_json, own_tails)
         score = scores[row]
         append(
             b'{"node":%s,"fits":%s,"score":%s,%s'
@@ -108,11 +108,21 @@ def _verdict_object(
     node_json: Callable[[NodeVerdict], Mapping[str, Any]],
     tails: dict[tuple[Any, ...], bytes],
 ) -> bytes:
+    tail = _verdict_tail(verdict, node_json, tails)
+    return _object(verdict.node, verdict.fits, verdict.score, tail)
+
+
+def _verdict_tail(
+    verdict: NodeVerdict,
+    node_json: Callable[[NodeVerdict], Mapping[str, Any]],
+    tails: dict[tuple[Any, ...], bytes],
+) -> bytes:
+    """The verdict's tail, encoded once per distinct value in `tails`."""
     key = _tail_key(verdict)
     tail = tails.get(key)
     if tail is None:
         tail = tails[key] = _tail(node_json(verdict))
-    return _object(verdict.node, verdict.fits, verdict.score, tail)
+    return tail
 
 
 def _object(name: str, fits: bool, score: int | None, tail: bytes) -> bytes:
