@@ -8,9 +8,10 @@ for every such node at once on numpy arrays of shape (nodes, NUMA nodes):
 * the node: no CPU bind policy of its own (label or kubelet full-pcpus-only), the
   SingleNUMANode policy (label or NRT), at least two NUMA nodes with unique ids in
   ascending order, all publishing the same resources, a reference count of 1;
-* the pod: PreFilter passes and does not skip; it binds no cpus, has no NUMA policy
-  of its own other than SingleNUMANode, no singleNUMANodeExclusive=Required, no
-  reservation affinity, does not ignore reservations, matches no owner of the node's
+* the pod: PreFilter passes and does not skip; it binds no cpus, or binds whole cpus
+  under a preferred bind policy with no exclusive policy (`binds_in_case`); it has no
+  NUMA policy of its own other than SingleNUMANode, no singleNUMANodeExclusive=Required,
+  no reservation affinity, does not ignore reservations, matches no owner of the node's
   reservations, and requests something the NUMA nodes publish.
 
 There, with R a NUMA node's published amount and D what it holds less what unmatched
@@ -27,10 +28,20 @@ reservations' owners may reuse (`available_numa`: it leaves max(R - max(D, 0), 0
   min over requested r of (R - a - D) // a + 1 copies (0 unless R >= a and
   R - a - D >= 0), and the node min(its node-level limit, the sum over p).
 
-A node with one NUMA node is in the case too. There the merge's single hint is every
-NUMA node, which SingleNUMANode turns into no hint at all: the pod is admitted with
-no NUMA node, scored on the node's allocatable and requested, and Reserve places no
-NUMA amounts, so only the node-level filters limit its copies.
+A pod binding n cpus also reads the books' cpus (`koordinator_books.Books`, the same
+for every such pod: only a required bind policy changes them): NUMA node p is a hint
+only if cpu is published, p has n free cpus and the node n free cpus anywhere
+(allocateCPUSet takes the whole request from p); Score counts every cpu the books
+hold as the cpu in use; p takes min(its copies, free cpus in p // n) copies and the
+node at most its free cpus // n (each copy takes n cpus off both, as
+`koordinator_count` assumes alike copies). Its nodes need a valid CPU topology
+(bind_checks) and at least two NUMA nodes.
+
+A node with one NUMA node is in the case too, for a pod that binds no cpus. There the
+merge's single hint is every NUMA node, which SingleNUMANode turns into no hint at
+all: the pod is admitted with no NUMA node, scored on the node's allocatable and
+requested, and Reserve places no NUMA amounts, so only the node-level filters limit
+its copies.
 
 A node none of whose NUMA nodes takes the pod is left to the reference (it writes the
 refusal's reasons), as is every node outside the case. Property tests hold every
@@ -45,7 +56,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from scheduler_api.engine.koordinator import NodeRun, node_run, request_cpu_bind
+from scheduler_api.engine.koordinator import (
+    NodeRun,
+    node_run,
+    request_cpu_bind,
+    resource_options,
+)
+from scheduler_api.engine.koordinator_books import books_of, layout_of
 from scheduler_api.engine.koordinator_numa import MAX_NODE_SCORE, is_scalar, is_scored
 from scheduler_api.engine.koordinator_pod import PodState, prefilter
 from scheduler_api.engine.koordinator_reservation import matches_owners
@@ -56,6 +73,7 @@ from scheduler_api.engine.koordinator_state import (
 )
 from scheduler_api.engine.results import PlacementResult, Reason, refused
 from scheduler_api.engine.snapshot import (
+    CPUExclusivePolicy,
     NodeSnapshot,
     NUMATopologyPolicy,
     PodSpec,
@@ -64,6 +82,8 @@ from scheduler_api.engine.snapshot import (
 from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 MEMO_KEY = "koordinator-single-numa-columns"
+# the per-row arrays (a carried copy copies them, a subset takes their rows)
+CPU_ARRAYS = ("case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid")
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
 
@@ -86,6 +106,12 @@ class SingleNUMAColumns:
         self.net_held: dict[str, Ints] = {}
         self.node_allocatable: dict[str, Ints] = {}
         self.node_requested: dict[str, Ints] = {}
+        # the books' cpus (`koordinator_books.Books`, no required bind policy), which a
+        # pod that binds cpus reads: free per NUMA node, free anywhere, held
+        self.numa_free = np.zeros((count, width), np.int64)
+        self.free_cpus = np.zeros(count, np.int64)
+        self.held_cpus = np.zeros(count, np.int64)
+        self.topology_valid = np.zeros(count, np.bool_)
 
     def carried(self) -> SingleNUMAColumns:
         """A copy for a refreshed index: its unchanged rows (same node objects) still
@@ -94,7 +120,7 @@ class SingleNUMAColumns:
         clone.__dict__.update(self.__dict__)
         clone.sources = list(self.sources)
         clone.lock = threading.Lock()
-        for name in ("case", "valid", "numa_ids"):
+        for name in CPU_ARRAYS:
             setattr(clone, name, getattr(self, name).copy())
         for name in ("published", "capacity", "net_held", "node_allocatable", "node_requested"):
             setattr(clone, name, {k: v.copy() for k, v in getattr(self, name).items()})
@@ -112,6 +138,8 @@ class SingleNUMAColumns:
         self.sources[row] = (run.node, bound)
         self.case[row] = False
         self.valid[row] = False
+        self.numa_free[row] = self.free_cpus[row] = self.held_cpus[row] = 0
+        self.topology_valid[row] = False
         for name in self.published:
             self.published[name][row] = False
             self.capacity[name][row] = 0
@@ -139,15 +167,26 @@ class SingleNUMAColumns:
             allocatable, requested = self._node_columns(name)
             allocatable[row] = node.allocatable.get(name, 0)
             requested[row] = node.requested.get(name, 0)
+        self._build_cpus(row, run, numa_ids)
         self.case[row] = True
+
+    def _build_cpus(self, row: int, run: NodeRun, numa_ids: tuple[int, ...]) -> None:
+        """The books' cpus as a pod binding cpus under a preferred policy reads them
+        (the books depend on the pod only through a required bind policy)."""
+        opts = replace(resource_options(run, None), required_cpu_bind_policy=False)
+        books = books_of(run, opts, layout_of(run))
+        for position, numa in enumerate(numa_ids):
+            self.numa_free[row, position] = books.numa_free.get(numa, 0)
+        self.free_cpus[row], self.held_cpus[row] = books.free, books.held
+        self.topology_valid[row] = run.ctx.view.topology.is_valid()
 
     def subset(self, rows: Ints) -> SingleNUMAColumns:
         """The columns of `rows` alone, in that order (copies: to read, not to build)."""
         part = object.__new__(SingleNUMAColumns)
         part.width, part.lock = self.width, self.lock
         part.sources = [self.sources[row] for row in rows.tolist()]
-        part.case, part.valid = self.case[rows], self.valid[rows]
-        part.numa_ids = self.numa_ids[rows]
+        for name in CPU_ARRAYS:
+            setattr(part, name, getattr(self, name)[rows])
         for name in ("published", "capacity", "net_held", "node_allocatable", "node_requested"):
             setattr(part, name, {k: v[rows] for k, v in getattr(self, name).items()})
         return part
@@ -198,7 +237,9 @@ def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
 def pod_in_case(state: PodState) -> bool:
     """The pod's side of the case (module docstring); the node's side is per row.
     (A named reservation affinity is an affinity; PreFilter copies the ignored label.)"""
-    if state.error is not None or state.skip or state.request_cpu_bind:
+    if state.error is not None or state.skip:
+        return False
+    if state.request_cpu_bind and not binds_in_case(state):
         return False
     if state.pod_numa_policy not in ("", NUMATopologyPolicy.SINGLE_NUMA_NODE):
         return False
@@ -208,6 +249,21 @@ def pod_in_case(state: PodState) -> bool:
     if state.ignores_reservations:
         return False
     return all(amount >= 0 for amount in state.requests.values())
+
+
+NO_EXCLUSIVE_POLICY = (CPUExclusivePolicy.UNSET, CPUExclusivePolicy.NONE)
+
+
+def binds_in_case(state: PodState) -> bool:
+    """A pod binding cpus in the case: whole cpus under a preferred bind policy (a
+    required one trims the books) and no exclusive policy."""
+    cpu = state.requests.get("cpu", 0)
+    return (
+        not state.required_cpu_bind_policy
+        and state.preferred_cpu_exclusive_policy in NO_EXCLUSIVE_POLICY
+        and state.num_cpus_needed > 0
+        and cpu == state.num_cpus_needed * 1000
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,16 +407,21 @@ def judge(
         candidates = _candidate_rows(index, columns, rows, pod, state, config, reservations_on)
         if not candidates.any():
             return None
-        return _verdicts(columns, candidates, state.requests, config)
+        needed = state.num_cpus_needed if state.request_cpu_bind else 0
+        return _verdicts(columns, candidates, state.requests, config, needed)
 
 
 def _verdicts(
-    columns: SingleNUMAColumns, candidates: Bools, requests: Mapping[str, int], config: KoordConfig
+    columns: SingleNUMAColumns,
+    candidates: Bools,
+    requests: Mapping[str, int],
+    config: KoordConfig,
+    needed: int,
 ) -> ColumnVerdicts:
     """Filter, Score and copies of the candidate rows, worked out on those rows only (a
     few hundred of the index's thousands) and spread back over the index's rows."""
     rows = np.flatnonzero(candidates)
-    found = _candidate_verdicts(columns.subset(rows), requests, config)
+    found = _candidate_verdicts(columns.subset(rows), requests, config, needed)
     decided = np.zeros(len(candidates), np.bool_)
     score, copies = np.zeros(len(candidates), np.int64), np.zeros(len(candidates), np.int64)
     numa = np.full(len(candidates), -1, np.int64)
@@ -370,20 +431,42 @@ def _verdicts(
 
 
 def _candidate_verdicts(
-    columns: SingleNUMAColumns, requests: Mapping[str, int], config: KoordConfig
+    columns: SingleNUMAColumns, requests: Mapping[str, int], config: KoordConfig, needed: int
 ) -> ColumnVerdicts:
-    """Filter, Score and copies of every row of `columns` (see the module docstring)."""
+    """Filter, Score and copies of every row of `columns` (see the module docstring);
+    `needed`: the cpus a pod binding cpus takes (0: it binds none)."""
     fits, copies, asks_published = _numa_fits(columns, requests)
-    decided = asks_published & fits.any(axis=1)
-    chosen = _chosen_positions(columns, fits, requests, config)
-    score = _chosen_scores(columns, chosen, requests, config)
-    numa = np.take_along_axis(columns.numa_ids, chosen[:, None], 1)[:, 0]
     # one NUMA node: the merge's hint is every NUMA node, which it turns into "any"
     alone = columns.valid.sum(axis=1) == 1
+    if needed:
+        fits, copies = _with_cpus(columns, fits, copies, needed)
+    decided = asks_published & fits.any(axis=1)
+    if needed:  # cpus taken "anywhere" on one NUMA node: left to the reference
+        decided &= ~alone & columns.topology_valid
+    chosen = _chosen_positions(columns, fits, requests, config)
+    score = _chosen_scores(columns, chosen, requests, config, needed)
+    numa = np.take_along_axis(columns.numa_ids, chosen[:, None], 1)[:, 0]
     score = np.where(alone, _node_scores(columns, requests, config), score)
     numa = np.where(alone, -1, numa)
     total = np.where(alone, UNCOUNTED, copies.sum(axis=1))
+    if needed:
+        total = np.minimum(total, columns.free_cpus // needed)
     return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total)
+
+
+def _with_cpus(
+    columns: SingleNUMAColumns, fits: Bools, copies: Ints, needed: int
+) -> tuple[Bools, Ints]:
+    """The hints and copies of a pod binding `needed` cpus under a preferred policy.
+
+    allocateCPUSet takes min(free cpus there, cpu amount placed) from the hint's NUMA
+    node, the whole cpu request, and must get `needed`; it refuses first when the
+    node's free cpus fall short (`koordinator_fast.cpu_reason`). Each copy then takes
+    `needed` cpus off both counts (`koordinator_count`'s alike copies)."""
+    cpu_published, _, _ = columns.amounts("cpu")
+    room = (columns.numa_free >= needed) & (columns.free_cpus >= needed)[:, None]
+    fits = fits & room & cpu_published[:, None]
+    return fits, np.where(fits, np.minimum(copies, columns.numa_free // needed), 0)
 
 
 def _node_scores(
@@ -414,10 +497,17 @@ def _weighed_amounts(
 
 
 def _chosen_scores(
-    columns: SingleNUMAColumns, chosen: Ints, requests: Mapping[str, int], config: KoordConfig
+    columns: SingleNUMAColumns,
+    chosen: Ints,
+    requests: Mapping[str, int],
+    config: KoordConfig,
+    needed: int,
 ) -> Ints:
-    """Score on the chosen NUMA node: the scorer over its R and max(D, 0)."""
+    """Score on the chosen NUMA node: the scorer over its R and max(D, 0); with cpus
+    bound, the cpu in use is every cpu the node's books hold (`score_inputs`)."""
     capacity, held = _weighed_amounts(columns, config, chosen)
+    if needed and "cpu" in held:
+        held["cpu"] = columns.held_cpus * 1000
     weights, strategy = config.resource_weights, config.scoring_strategy
     return _scores(chosen.shape, held, capacity, requests, weights, strategy)
 

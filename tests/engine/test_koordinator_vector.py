@@ -1,7 +1,8 @@
 """Koordinator on columns: every row it decides equals the reference's verdict and count.
 
 `koordinator_vector` answers Filter, Score and capacity for SingleNUMANode nodes without
-a bind policy, for pods that bind no cpus, on numpy columns. On random clusters of
+a bind policy, for pods that bind no cpus or bind whole cpus under a preferred policy,
+on numpy columns. On random clusters of
 Koordinator nodes (the count tests' nodes, bent towards that case, with reservations
 whose owners the pod sometimes matches), a what-if's verdict on every node must be
 the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`), and
@@ -18,7 +19,7 @@ import numpy as np
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator
+from scheduler_api.engine import koordinator, koordinator_pod
 from scheduler_api.engine.koordinator_state import KoordConfig
 from scheduler_api.engine.koordinator_vector import columns_of
 from scheduler_api.engine.snapshot import (
@@ -77,7 +78,7 @@ def case_pods(draw: st.DrawFn) -> PodSpec:
     if draw(st.integers(0, 9)) == 0:
         resources["example.com/dev"] = "1"
     labels = {"app": draw(st.sampled_from(["x", "z", "z"]))}
-    qos = draw(st.sampled_from(["LS", "LS", "", "", "LSR"]))
+    qos = draw(st.sampled_from(["LS", "LS", "", "", "LSR", "LSR"]))
     if qos:
         labels[LABEL_KOORD_QOS] = qos
     annotations: dict[str, str] = {}
@@ -118,9 +119,7 @@ def on_node(
     return tuple(r for r in held if r.node_name == node.name)
 
 
-@SETTINGS
-@given(clusters(), case_pods(), CONFIGS)
-def test_every_verdict_equals_the_reference(
+def assert_verdicts_equal_the_reference(
     cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
     spec: PodSpec,
     config: KoordConfig,
@@ -128,6 +127,7 @@ def test_every_verdict_equals_the_reference(
     nodes, held = cluster
     judged = judgement(nodes, held, spec, config)
     decided = judged.koordinator.decided if judged.koordinator is not None else None
+    binds = ", binding cpus" if koordinator_pod.prefilter(spec, config).request_cpu_bind else ""
     for row, node in enumerate(nodes):
         got = judged.verdict(row)
         # the shared filters, then the reference koord-scheduler: Filter and Score, and
@@ -136,10 +136,35 @@ def test_every_verdict_equals_the_reference(
             node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node),
             allocate=got.detailed,
         )  # fmt: skip
-        event(f"decided by the columns: {decided is not None and bool(decided[row])}")
+        event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
             want.fits, want.score, want.numa_zones, want.reasons, want.notes,
         )  # fmt: skip
+
+
+def assert_counts_equal_filling_copy_by_copy(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    nodes, held = cluster
+    judged = judgement(nodes, held, spec, config)
+    counts = dict(judged.fill_all(40))
+    binds = ", binding cpus" if koordinator_pod.prefilter(spec, config).request_cpu_bind else ""
+    for row, node in enumerate(nodes):
+        if judged.fits[row]:
+            event(f"counted on columns: {bool(judged._koordinator_decided()[row])}{binds}")
+            assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
+
+
+@SETTINGS
+@given(clusters(), case_pods(), CONFIGS)
+def test_every_verdict_equals_the_reference(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    assert_verdicts_equal_the_reference(cluster, spec, config)
 
 
 @SETTINGS
@@ -149,13 +174,50 @@ def test_every_count_equals_filling_copy_by_copy(
     spec: PodSpec,
     config: KoordConfig,
 ) -> None:
-    nodes, held = cluster
-    judged = judgement(nodes, held, spec, config)
-    counts = dict(judged.fill_all(40))
-    for row, node in enumerate(nodes):
-        if judged.fits[row]:
-            event(f"counted on columns: {bool(judged._koordinator_decided()[row])}")
-            assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
+    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
+
+
+@st.composite
+def binding_pods(draw: st.DrawFn) -> PodSpec:
+    """LSR pods of whole cpus, which bind them (preferred FullPCPUs by default); now
+    and then a bind or exclusive policy of their own, or a NUMA spec."""
+    resources = {
+        "cpu": draw(st.sampled_from(["1", "2", "2", "3", "4", "6"])),
+        "memory": draw(st.sampled_from(["256Mi", "1Gi", "3Gi", "9Gi"])),
+    }
+    labels = {LABEL_KOORD_QOS: "LSR", "app": draw(st.sampled_from(["x", "z", "z"]))}
+    annotations: dict[str, str] = {}
+    spec = draw(st.sampled_from([
+        None, None, None, {"preferredCPUBindPolicy": "SpreadByPCPUs"},
+        {"preferredCPUBindPolicy": "FullPCPUs"}, {"requiredCPUBindPolicy": "FullPCPUs"},
+        {"preferredCPUExclusivePolicy": "PCPULevel"}, {"preferredCPUExclusivePolicy": "None"},
+    ]))  # fmt: skip
+    if spec is not None:
+        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec)
+    if draw(st.integers(0, 5)) == 0:
+        annotations[ANN_KOORD_NUMA_SPEC] = json.dumps({"numaTopologyPolicy": "SingleNUMANode"})
+    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
+               priority=9000)  # fmt: skip
+
+
+@SETTINGS
+@given(clusters(), binding_pods(), CONFIGS)
+def test_every_verdict_of_a_pod_binding_cpus_equals_the_reference(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    assert_verdicts_equal_the_reference(cluster, spec, config)
+
+
+@SETTINGS
+@given(clusters(), binding_pods(), CONFIGS)
+def test_every_count_of_a_pod_binding_cpus_equals_filling_copy_by_copy(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
 
 
 def two_numa_node(name: str = "k0", free_memory: tuple[int, int] = (4, 8)) -> NodeSnapshot:
