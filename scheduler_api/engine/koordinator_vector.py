@@ -1,4 +1,4 @@
-"""koord-scheduler's Filter, Score and capacity count on columns, for its commonest case.
+"""koord-scheduler's Filter, Score and capacity count on columns, for its commonest cases.
 
 A cluster what-if judges every Koordinator node one by one through `koordinator_fast`
 (NodeRun, books, a hint walk, the merge, Score): about 150 µs a node. For one case
@@ -43,6 +43,15 @@ all: the pod is admitted with no NUMA node, scored on the node's allocatable and
 requested, and Reserve places no NUMA amounts, so only the node-level filters limit
 its copies.
 
+A second case is a node binding whole cores without any NUMA policy: FullPCPUsOnly
+(label or kubelet option), no NUMA policy, a valid CPU topology whose cores each sit
+whole in one NUMA node, a reference count of 1, unique NUMA ids; and a pod of n whole
+cpus with no bind policy of its own but FullPCPUs, no NUMA or exclusive policy and no
+reservation affinity (`pod_binds_whole_cores`). Filter runs the bind checks and one
+attempt without a hint, which succeeds when the books under required FullPCPUs (whole
+free cores) hold n cpus; Score is the node-level scorer; each copy takes n cpus as
+whole cores, so the node takes (its whole free cores' cpus) // n copies.
+
 A node none of whose NUMA nodes takes the pod is left to the reference (it writes the
 refusal's reasons), as is every node outside the case. Property tests hold every
 row to `koordinator.evaluate` and to the copy-by-copy fill.
@@ -73,6 +82,7 @@ from scheduler_api.engine.koordinator_state import (
 )
 from scheduler_api.engine.results import PlacementResult, Reason, refused
 from scheduler_api.engine.snapshot import (
+    CPUBindPolicy,
     CPUExclusivePolicy,
     NodeSnapshot,
     NUMATopologyPolicy,
@@ -83,7 +93,10 @@ from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 MEMO_KEY = "koordinator-single-numa-columns"
 # the per-row arrays (a carried copy copies them, a subset takes their rows)
-CPU_ARRAYS = ("case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid")
+CPU_ARRAYS = (
+    "case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid",
+    "whole_cores", "full_free", "per_core",
+)  # fmt: skip
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
 
@@ -112,6 +125,11 @@ class SingleNUMAColumns:
         self.free_cpus = np.zeros(count, np.int64)
         self.held_cpus = np.zeros(count, np.int64)
         self.topology_valid = np.zeros(count, np.bool_)
+        # the second case: whole cores bound without a NUMA policy (`_binds_whole_cores`),
+        # and the cpus its books (required FullPCPUs) leave free
+        self.whole_cores = np.zeros(count, np.bool_)
+        self.full_free = np.zeros(count, np.int64)
+        self.per_core = np.zeros(count, np.int64)
 
     def carried(self) -> SingleNUMAColumns:
         """A copy for a refreshed index: its unchanged rows (same node objects) still
@@ -136,9 +154,10 @@ class SingleNUMAColumns:
     def build(self, row: int, run: NodeRun, bound: tuple[ReservationSnapshot, ...]) -> None:
         """Fill `row` from a NodeRun of a pod that matches none of its reservations."""
         self.sources[row] = (run.node, bound)
-        self.case[row] = False
+        self.case[row] = self.whole_cores[row] = False
         self.valid[row] = False
         self.numa_free[row] = self.free_cpus[row] = self.held_cpus[row] = 0
+        self.full_free[row] = self.per_core[row] = 0
         self.topology_valid[row] = False
         for name in self.published:
             self.published[name][row] = False
@@ -146,10 +165,32 @@ class SingleNUMAColumns:
             self.net_held[name][row] = 0
         for name in self.node_allocatable:
             self.node_allocatable[name][row] = self.node_requested[name][row] = 0
-        view = run.ctx.view
-        numa_ids = view.numa_nodes()
-        if not _node_in_case(run, numa_ids, self.width):
+        numa_ids = run.ctx.view.numa_nodes()
+        if _node_in_case(run, numa_ids, self.width):
+            self._build_numa(row, run, numa_ids)
+            self._build_cpus(row, run, numa_ids)
+            self.case[row] = True
+        elif _binds_whole_cores(run, numa_ids):
+            opts = replace(
+                resource_options(run, None),
+                required_cpu_bind_policy=True,
+                cpu_bind_policy=CPUBindPolicy.FULL_PCPUS,
+            )
+            layout = layout_of(run)
+            self.full_free[row] = books_of(run, opts, layout).free
+            self.per_core[row] = layout.per_core
+            self.whole_cores[row] = True
+        else:
             return
+        node = run.node
+        for name in {*node.allocatable, *node.requested}:
+            allocatable, requested = self._node_columns(name)
+            allocatable[row] = node.allocatable.get(name, 0)
+            requested[row] = node.requested.get(name, 0)
+
+    def _build_numa(self, row: int, run: NodeRun, numa_ids: tuple[int, ...]) -> None:
+        """Each NUMA node's id, R and D per resource (module docstring)."""
+        view = run.ctx.view
         reusable = add_numa(run.ctx.restore.unmatched_used)
         for name in view.resource_names[0]:
             self._columns(name)[0][row] = True
@@ -162,13 +203,6 @@ class SingleNUMAColumns:
                 _, capacity, net_held = self._columns(name)
                 capacity[row, position] = amount
                 net_held[row, position] = held.get(name, 0) - kept.get(name, 0)
-        node = run.node
-        for name in {*node.allocatable, *node.requested}:
-            allocatable, requested = self._node_columns(name)
-            allocatable[row] = node.allocatable.get(name, 0)
-            requested[row] = node.requested.get(name, 0)
-        self._build_cpus(row, run, numa_ids)
-        self.case[row] = True
 
     def _build_cpus(self, row: int, run: NodeRun, numa_ids: tuple[int, ...]) -> None:
         """The books' cpus as a pod binding cpus under a preferred policy reads them
@@ -231,6 +265,40 @@ def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
         and all(a < b for a, b in zip(numa_ids, numa_ids[1:], strict=False))
         and len(set(view.resource_names)) == 1
         and view.max_ref_count == 1
+    )
+
+
+def pod_binds_whole_cores(state: PodState) -> bool:
+    """The second case's pod: whole cpus, which a FullPCPUsOnly node binds; no bind
+    policy of its own but FullPCPUs, no NUMA policy, no exclusive policy, no reservation
+    affinity, not ignoring reservations."""
+    cpu = state.requests.get("cpu", 0)
+    return (
+        state.error is None
+        and not state.skip
+        and state.num_cpus_needed > 0
+        and cpu == state.num_cpus_needed * 1000
+        and state.required_cpu_bind_policy in ("", CPUBindPolicy.FULL_PCPUS)
+        and not state.pod_numa_policy
+        and state.preferred_cpu_exclusive_policy in NO_EXCLUSIVE_POLICY
+        and not state.has_reservation_affinity
+        and not state.ignores_reservations
+        and all(amount >= 0 for amount in state.requests.values())
+    )
+
+
+def _binds_whole_cores(run: NodeRun, numa_ids: tuple[int, ...]) -> bool:
+    """The second case's node: FullPCPUsOnly (label or kubelet), no NUMA policy, a valid
+    CPU topology with every core whole inside one NUMA node (`CPULayout.uniform`), a
+    reference count of 1, unique NUMA ids."""
+    view = run.ctx.view
+    return (
+        run.node_bind == "FullPCPUsOnly"
+        and node_numa_policy(run.node, view) == NUMATopologyPolicy.NONE
+        and view.max_ref_count == 1
+        and len(set(numa_ids)) == len(numa_ids)
+        and view.topology.is_valid()
+        and layout_of(run).uniform
     )
 
 
@@ -307,7 +375,7 @@ def columns_of(index: NRTIndex, config: KoordConfig) -> SingleNUMAColumns:
     return columns
 
 
-def _candidate_rows(
+def _built_rows(
     index: NRTIndex,
     columns: SingleNUMAColumns,
     rows: Bools,
@@ -316,9 +384,9 @@ def _candidate_rows(
     config: KoordConfig,
     reservations_on: ReservationsOn,
 ) -> Bools:
-    """Rows of `rows` in the case for this pod, building the ones not built yet."""
+    """Rows of `rows` whose columns serve this pod, building the ones not built yet."""
     chosen = np.zeros(len(index.nodes), np.bool_)
-    for row in np.flatnonzero(rows & ~index.koordinator_binds).tolist():
+    for row in np.flatnonzero(rows).tolist():
         node = index.nodes[row]
         bound = reservations_on(node)
         if any(matches_owners(pod, r.owners) for r in bound):
@@ -328,7 +396,7 @@ def _candidate_rows(
             if not isinstance(run, NodeRun):
                 continue
             columns.build(row, run, bound)
-        chosen[row] = columns.case[row]
+        chosen[row] = True
     return chosen
 
 
@@ -400,28 +468,38 @@ def judge(
     the NUMA nodes take; the caller caps them at what the node-level filters admit.
     """
     state = prefilter(pod, config)
-    if not rows.any() or not pod_in_case(state):
+    single, whole = pod_in_case(state), pod_binds_whole_cores(state)
+    if not rows.any() or not (single or whole):
         return None
+    binds, wanted = index.koordinator_binds, np.zeros_like(rows)
+    if single:
+        wanted |= rows & ~binds
+    if whole:
+        wanted |= rows & binds
     columns = columns_of(index, config)
     with columns.lock:  # another what-if on this index may build rows for its reservations
-        candidates = _candidate_rows(index, columns, rows, pod, state, config, reservations_on)
+        built = _built_rows(index, columns, wanted, pod, state, config, reservations_on)
+        candidates = built & ((columns.case & single) | (columns.whole_cores & whole))
         if not candidates.any():
             return None
         needed = state.num_cpus_needed if state.request_cpu_bind else 0
-        return _verdicts(columns, candidates, state.requests, config, needed)
+        return _verdicts(columns, candidates, state, config, needed)
 
 
 def _verdicts(
     columns: SingleNUMAColumns,
     candidates: Bools,
-    requests: Mapping[str, int],
+    state: PodState,
     config: KoordConfig,
     needed: int,
 ) -> ColumnVerdicts:
     """Filter, Score and copies of the candidate rows, worked out on those rows only (a
     few hundred of the index's thousands) and spread back over the index's rows."""
     rows = np.flatnonzero(candidates)
-    found = _candidate_verdicts(columns.subset(rows), requests, config, needed)
+    part = columns.subset(rows)
+    found = _candidate_verdicts(part, state.requests, config, needed)
+    if part.whole_cores.any():
+        found = _with_whole_cores(part, found, state, config)
     decided = np.zeros(len(candidates), np.bool_)
     score, copies = np.zeros(len(candidates), np.int64), np.zeros(len(candidates), np.int64)
     numa = np.full(len(candidates), -1, np.int64)
@@ -452,6 +530,27 @@ def _candidate_verdicts(
     if needed:
         total = np.minimum(total, columns.free_cpus // needed)
     return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total)
+
+
+def _with_whole_cores(
+    columns: SingleNUMAColumns, found: ColumnVerdicts, state: PodState, config: KoordConfig
+) -> ColumnVerdicts:
+    """`found`, with the rows of the second case (`whole_cores`) decided as Filter and
+    Score decide them: the bind checks pass (a valid topology; n cpus a whole number of
+    cores); with no NUMA policy the attempt has no hint, so it succeeds when the books
+    (required FullPCPUs: whole free cores) hold n cpus anywhere; Score is the node-level
+    scorer. Each copy takes n cpus as whole cores (a uniform layout), so the node takes
+    free // n copies (`koordinator_count`'s copies anywhere)."""
+    needed, whole = state.num_cpus_needed, columns.whole_cores
+    aligned = needed % np.maximum(columns.per_core, 1) == 0
+    fits = whole & aligned & (columns.full_free >= needed)
+    score = _node_scores(columns, state.requests, config)
+    return ColumnVerdicts(
+        np.where(whole, fits, found.decided),
+        np.where(whole, score, found.score),
+        np.where(whole, -1, found.numa),
+        np.where(whole, columns.full_free // needed, found.copies),
+    )
 
 
 def _with_cpus(

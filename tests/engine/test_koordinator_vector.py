@@ -1,18 +1,18 @@
 """Koordinator on columns: every row it decides equals the reference's verdict and count.
 
-`koordinator_vector` answers Filter, Score and capacity for SingleNUMANode nodes without
-a bind policy, for pods that bind no cpus or bind whole cpus under a preferred policy,
-on numpy columns. On random clusters of
-Koordinator nodes (the count tests' nodes, bent towards that case, with reservations
-whose owners the pod sometimes matches), a what-if's verdict on every node must be
-the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`), and
-every fitting node's count the copy-by-copy fill's.
-KOORD_EXAMPLES=1000 for a deeper local run.
-"""
+`koordinator_vector` answers Filter, Score and capacity on numpy columns for
+SingleNUMANode nodes without a bind policy (pods that bind no cpus, or whole cpus under
+a preferred policy), and for FullPCPUsOnly nodes without a NUMA policy. On random
+clusters of Koordinator nodes (the count tests' nodes, bent towards each case, with
+reservations whose owners the pod sometimes matches), a what-if's verdict on every node
+must be the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`),
+and every fitting node's count the copy-by-copy fill's.
+KOORD_EXAMPLES=1000 for a deeper local run."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -68,6 +68,26 @@ def case_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
 
 
 @st.composite
+def whole_core_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    """A count-test node, mostly FullPCPUsOnly (label or kubelet) with no NUMA policy."""
+    node = draw(koord_nodes())
+    labels = dict(node.labels)
+    if draw(st.integers(0, 4)) > 0:
+        labels.pop(LABEL_NUMA_TOPOLOGY_POLICY, None)
+    kubelet = draw(st.booleans())
+    if draw(st.integers(0, 4)) > 0 and not kubelet:
+        labels[LABEL_CPU_BIND_POLICY] = "FullPCPUsOnly"
+    return replace(
+        node,
+        name=name,
+        labels=labels,
+        topology_policies=() if draw(st.integers(0, 3)) > 0 else node.topology_policies,
+        cpu_manager_policy="static" if kubelet else node.cpu_manager_policy,
+        cpu_manager_options={"full-pcpus-only": "true"} if kubelet else node.cpu_manager_options,
+    )
+
+
+@st.composite
 def case_pods(draw: st.DrawFn) -> PodSpec:
     """Mostly pods that bind no cpus; now and then a NUMA spec, a bind policy, an
     affinity, or a request the NUMA nodes do not publish."""
@@ -97,8 +117,10 @@ def case_pods(draw: st.DrawFn) -> PodSpec:
 
 
 @st.composite
-def clusters(draw: st.DrawFn) -> tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]]:
-    nodes = tuple(draw(case_nodes(f"k{index}")) for index in range(draw(st.integers(1, 4))))
+def clusters(
+    draw: st.DrawFn, kind: Callable[[str], st.SearchStrategy[NodeSnapshot]] = case_nodes
+) -> tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]]:
+    nodes = tuple(draw(kind(f"k{index}")) for index in range(draw(st.integers(1, 4))))
     held = tuple(r for node in nodes for r in draw(reservations(node)))
     return nodes, tuple(replace(r, name=f"{r.node_name}-{r.name}") for r in held)
 
@@ -136,7 +158,8 @@ def assert_verdicts_equal_the_reference(
             node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node),
             allocate=got.detailed,
         )  # fmt: skip
-        event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}")
+        cores = " (whole cores)" if columns_of(judged.index, config).whole_cores[row] else ""
+        event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}{cores}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
             want.fits, want.score, want.numa_zones, want.reasons, want.notes,
         )  # fmt: skip
@@ -179,18 +202,21 @@ def test_every_count_equals_filling_copy_by_copy(
 
 @st.composite
 def binding_pods(draw: st.DrawFn) -> PodSpec:
-    """LSR pods of whole cpus, which bind them (preferred FullPCPUs by default); now
-    and then a bind or exclusive policy of their own, or a NUMA spec."""
+    """LSR pods of whole cpus, which bind them (preferred FullPCPUs by default), and LS
+    ones, which a node's bind policy binds; now and then a bind or exclusive policy of
+    their own, or a NUMA spec."""
     resources = {
         "cpu": draw(st.sampled_from(["1", "2", "2", "3", "4", "6"])),
         "memory": draw(st.sampled_from(["256Mi", "1Gi", "3Gi", "9Gi"])),
     }
-    labels = {LABEL_KOORD_QOS: "LSR", "app": draw(st.sampled_from(["x", "z", "z"]))}
+    qos = draw(st.sampled_from(["LSR", "LSR", "LSR", "LS"]))  # LS: bound by a node's policy
+    labels = {LABEL_KOORD_QOS: qos, "app": draw(st.sampled_from(["x", "z", "z"]))}
     annotations: dict[str, str] = {}
     spec = draw(st.sampled_from([
         None, None, None, {"preferredCPUBindPolicy": "SpreadByPCPUs"},
         {"preferredCPUBindPolicy": "FullPCPUs"}, {"requiredCPUBindPolicy": "FullPCPUs"},
         {"preferredCPUExclusivePolicy": "PCPULevel"}, {"preferredCPUExclusivePolicy": "None"},
+        {"requiredCPUBindPolicy": "SpreadByPCPUs"},
     ]))  # fmt: skip
     if spec is not None:
         annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec)
@@ -208,6 +234,26 @@ def test_every_verdict_of_a_pod_binding_cpus_equals_the_reference(
     config: KoordConfig,
 ) -> None:
     assert_verdicts_equal_the_reference(cluster, spec, config)
+
+
+@SETTINGS
+@given(clusters(whole_core_nodes), binding_pods(), CONFIGS)
+def test_every_verdict_on_a_node_binding_whole_cores_equals_the_reference(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    assert_verdicts_equal_the_reference(cluster, spec, config)
+
+
+@SETTINGS
+@given(clusters(whole_core_nodes), binding_pods(), CONFIGS)
+def test_every_count_on_a_node_binding_whole_cores_equals_filling_copy_by_copy(
+    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
+    spec: PodSpec,
+    config: KoordConfig,
+) -> None:
+    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
 
 
 @SETTINGS
