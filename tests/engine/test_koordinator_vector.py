@@ -359,3 +359,24 @@ def test_a_node_whose_bind_policy_was_removed_takes_the_fractional_pod() -> None
     judged = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
     want = judge_node(index.nodes[0], SMALL, Scheduler.KOORDINATOR, configs, ())
     assert (judged.verdict(0).fits, judged.verdict(0).numa_zones) == (True, want.numa_zones)
+
+
+def test_reservations_grouped_for_one_question_serve_the_next_only_if_they_are_the_same() -> None:
+    """The grouping is kept with the index for the very tuple of reservations; another
+    tuple (a refreshed snapshot's) is grouped again, so a new reservation is seen."""
+    reservation = ReservationSnapshot(
+        name="r", uid="uid-r", node_name="k0", phase=ReservationPhase.AVAILABLE,
+        owners=(ReservationOwner(label_selector=LabelSelector({"app": "x"})),),
+        allocatable={"cpu": 1000},
+    )  # fmt: skip
+    owner = replace(SMALL, labels={**SMALL.labels, "app": "x"})
+    index, configs = NRTIndex((two_numa_node(),)), SystemConfigs()
+    first = Judgement(index, (), owner, Scheduler.KOORDINATOR, configs, detailed=0)
+    assert first.koordinator is not None and first.koordinator.decided.tolist() == [True]
+    assert first.reservations_on(index.nodes[0]) == ()
+    held = (reservation,)
+    again = Judgement(index, held, owner, Scheduler.KOORDINATOR, configs, detailed=0)
+    assert again.reservations_on(index.nodes[0]) == held  # not the empty grouping kept
+    assert 0 in again.exact  # the owner's reservation sends it to the reference
+    third = Judgement(index, held, SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
+    assert third._reservations_by_node() is again._reservations_by_node()

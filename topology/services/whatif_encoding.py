@@ -98,7 +98,7 @@ def _encoded_names(names: Sequence[str]) -> list[bytes]:
         return kept[1]
     encoded = [_name(name) for name in names]
     if len(_NAME_LISTS) >= NAME_LISTS_KEPT:
-        _NAME_LISTS.pop(next(iter(_NAME_LISTS)))
+        _NAME_LISTS.pop(next(iter(_NAME_LISTS), None), None)  # another thread may be here too
     _NAME_LISTS[id(names)] = (names, encoded)
     return encoded
 
