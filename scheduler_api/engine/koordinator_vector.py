@@ -52,7 +52,15 @@ attempt without a hint, which succeeds when the books under required FullPCPUs (
 free cores) hold n cpus; Score is the node-level scorer; each copy takes n cpus as
 whole cores, so the node takes (its whole free cores' cpus) // n copies.
 
-A node none of whose NUMA nodes takes the pod is left to the reference (it writes the
+A third case only finds refusals: where all NUMA nodes together hold too little for
+the pod (`_nothing_fits`), no mask of any width allocates and Filter refuses with
+"Unsatisfied NUMA <name>" for each requested published name. That is read off the
+single-NUMA case's rows, and off FullPCPUsOnly nodes under SingleNUMANode or
+Restricted (their cpu amounts trimmed to whole free cores). Such rows share one
+verdict per set of published names: the caller judges one row with the reference and
+gives its refusal to the rest.
+
+Any other node none of whose NUMA nodes takes the pod is left to the reference (it writes the
 refusal's reasons), as is every node outside the case. Property tests hold every
 row to `koordinator.evaluate` and to the copy-by-copy fill.
 """
@@ -71,7 +79,7 @@ from scheduler_api.engine.koordinator import (
     request_cpu_bind,
     resource_options,
 )
-from scheduler_api.engine.koordinator_books import books_of, layout_of
+from scheduler_api.engine.koordinator_books import Books, books_of, layout_of
 from scheduler_api.engine.koordinator_numa import MAX_NODE_SCORE, is_scalar, is_scored
 from scheduler_api.engine.koordinator_pod import PodState, prefilter
 from scheduler_api.engine.koordinator_reservation import matches_owners
@@ -95,7 +103,7 @@ MEMO_KEY = "koordinator-single-numa-columns"
 # the per-row arrays (a carried copy copies them, a subset takes their rows)
 CPU_ARRAYS = (
     "case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid",
-    "whole_cores", "full_free", "per_core",
+    "whole_cores", "full_free", "per_core", "sums_case", "full_numa_free",
 )  # fmt: skip
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
@@ -130,6 +138,11 @@ class SingleNUMAColumns:
         self.whole_cores = np.zeros(count, np.bool_)
         self.full_free = np.zeros(count, np.int64)
         self.per_core = np.zeros(count, np.int64)
+        # the third: FullPCPUsOnly under SingleNUMANode or Restricted, read only to find
+        # the nodes no NUMA mask can take the pod (`_refused_by_sums`), with each NUMA
+        # node's free whole-core cpus
+        self.sums_case = np.zeros(count, np.bool_)
+        self.full_numa_free = np.zeros((count, width), np.int64)
 
     def carried(self) -> SingleNUMAColumns:
         """A copy for a refreshed index: its unchanged rows (same node objects) still
@@ -154,9 +167,10 @@ class SingleNUMAColumns:
     def build(self, row: int, run: NodeRun, bound: tuple[ReservationSnapshot, ...]) -> None:
         """Fill `row` from a NodeRun of a pod that matches none of its reservations."""
         self.sources[row] = (run.node, bound)
-        self.case[row] = self.whole_cores[row] = False
+        self.case[row] = self.whole_cores[row] = self.sums_case[row] = False
         self.valid[row] = False
-        self.numa_free[row] = self.free_cpus[row] = self.held_cpus[row] = 0
+        self.numa_free[row] = self.full_numa_free[row] = 0
+        self.free_cpus[row] = self.held_cpus[row] = 0
         self.full_free[row] = self.per_core[row] = 0
         self.topology_valid[row] = False
         for name in self.published:
@@ -171,15 +185,17 @@ class SingleNUMAColumns:
             self._build_cpus(row, run, numa_ids)
             self.case[row] = True
         elif _binds_whole_cores(run, numa_ids):
-            opts = replace(
-                resource_options(run, None),
-                required_cpu_bind_policy=True,
-                cpu_bind_policy=CPUBindPolicy.FULL_PCPUS,
-            )
-            layout = layout_of(run)
-            self.full_free[row] = books_of(run, opts, layout).free
-            self.per_core[row] = layout.per_core
+            books = _full_pcpus_books(run)
+            self.full_free[row] = books.free
+            self.per_core[row] = layout_of(run).per_core
             self.whole_cores[row] = True
+        elif _refused_by_sums(run, numa_ids, self.width):
+            self._build_numa(row, run, numa_ids)
+            books = _full_pcpus_books(run)
+            for position, numa in enumerate(numa_ids):
+                self.full_numa_free[row, position] = books.numa_free.get(numa, 0)
+            self.per_core[row] = layout_of(run).per_core
+            self.sums_case[row] = True
         else:
             return
         node = run.node
@@ -287,6 +303,31 @@ def pod_binds_whole_cores(state: PodState) -> bool:
     )
 
 
+def _full_pcpus_books(run: NodeRun) -> Books:
+    """The node's books under required FullPCPUs (whole free cores; cpu amounts trimmed)."""
+    opts = resource_options(run, None)
+    opts = replace(opts, required_cpu_bind_policy=True, cpu_bind_policy=CPUBindPolicy.FULL_PCPUS)
+    return books_of(run, opts, layout_of(run))
+
+
+def _refused_by_sums(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
+    """The third case's node: FullPCPUsOnly under SingleNUMANode or Restricted, every
+    NUMA node publishing the same resources, unique NUMA ids, a reference count of 1, a
+    valid CPU topology with whole cores inside NUMA nodes (the counting Filter's)."""
+    view = run.ctx.view
+    policy = node_numa_policy(run.node, view)
+    return (
+        run.node_bind == "FullPCPUsOnly"
+        and policy in (NUMATopologyPolicy.SINGLE_NUMA_NODE, NUMATopologyPolicy.RESTRICTED)
+        and 1 <= len(numa_ids) <= width
+        and len(set(numa_ids)) == len(numa_ids)
+        and len(set(view.resource_names)) == 1
+        and view.max_ref_count == 1
+        and view.topology.is_valid()
+        and layout_of(run).uniform
+    )
+
+
 def _binds_whole_cores(run: NodeRun, numa_ids: tuple[int, ...]) -> bool:
     """The second case's node: FullPCPUsOnly (label or kubelet), no NUMA policy, a valid
     CPU topology with every core whole inside one NUMA node (`CPULayout.uniform`), a
@@ -337,12 +378,15 @@ def binds_in_case(state: PodState) -> bool:
 @dataclass(frozen=True, slots=True)
 class ColumnVerdicts:
     """The rows decided here (`decided`), each fitting, with its Score and NUMA id, and
-    the copies its NUMA nodes take alone (before the node-level filters' limit)."""
+    the copies its NUMA nodes take alone (before the node-level filters' limit); and
+    the rows no NUMA mask can take the pod (`nothing_fits`: a group number, -1 for
+    none), which Filter refuses alike within a group (`_nothing_fits`)."""
 
     decided: Bools
     score: Ints
     numa: Ints
     copies: Ints
+    nothing_fits: Ints
 
 
 def quick_refusals(
@@ -479,7 +523,8 @@ def judge(
     columns = columns_of(index, config)
     with columns.lock:  # another what-if on this index may build rows for its reservations
         built = _built_rows(index, columns, wanted, pod, state, config, reservations_on)
-        candidates = built & ((columns.case & single) | (columns.whole_cores & whole))
+        cases = (columns.case & single) | ((columns.whole_cores | columns.sums_case) & whole)
+        candidates = built & cases
         if not candidates.any():
             return None
         needed = state.num_cpus_needed if state.request_cpu_bind else 0
@@ -498,14 +543,52 @@ def _verdicts(
     rows = np.flatnonzero(candidates)
     part = columns.subset(rows)
     found = _candidate_verdicts(part, state.requests, config, needed)
+    found = replace(found, decided=found.decided & part.case)
     if part.whole_cores.any():
         found = _with_whole_cores(part, found, state, config)
-    decided = np.zeros(len(candidates), np.bool_)
-    score, copies = np.zeros(len(candidates), np.int64), np.zeros(len(candidates), np.int64)
-    numa = np.full(len(candidates), -1, np.int64)
+    count = len(candidates)
+    decided = np.zeros(count, np.bool_)
+    score, copies = np.zeros(count, np.int64), np.zeros(count, np.int64)
+    numa, nothing = np.full(count, -1, np.int64), np.full(count, -1, np.int64)
     decided[rows], score[rows], numa[rows] = found.decided, found.score, found.numa
-    copies[rows] = found.copies
-    return ColumnVerdicts(decided, score, numa, copies)
+    copies[rows], nothing[rows] = found.copies, _nothing_fits(part, state, needed)
+    return ColumnVerdicts(decided, score, numa, copies, nothing)
+
+
+def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> Ints:
+    """Rows of the single-NUMA case and of the third case where no NUMA mask of any
+    width can take the pod, by group (-1: not known to be such a row).
+
+    Before trying any mask, the hint walk checks sums (`HintWalk._nothing_allocates`):
+    when all NUMA nodes together hold less than some requested amount (of a published
+    resource; the cpu amount trimmed to whole free cores under required FullPCPUs), or,
+    for a pod binding cpus, fewer free cpus than it needs, every requested published
+    name gets an empty hint list, and the merge refuses with "Unsatisfied NUMA <name>"
+    for each, in name order (both SingleNUMANode and Restricted). Rows whose requested
+    names are published alike share a group: one verdict. Filter's bind checks come
+    first: the third case's rows need the cpus to be whole cores, a binding pod's
+    single-NUMA rows a valid topology."""
+    whole = state.num_cpus_needed
+    short = np.zeros(len(columns.sources), np.bool_)
+    group = np.zeros(len(columns.sources), np.int64)
+    for position, name in enumerate(sorted(state.requests)):
+        published, capacity, net_held = columns.amounts(name)
+        group |= published.astype(np.int64) << position
+        amount = state.requests[name]
+        if amount <= 0:
+            continue
+        available = np.maximum(capacity - np.maximum(net_held, 0), 0)
+        if name == "cpu":
+            trimmed = np.minimum(available, columns.full_numa_free * 1000)
+            available = np.where(columns.sums_case[:, None], trimmed, available)
+        short |= published & (available.sum(axis=1) < amount)
+    cpu_published, _, _ = columns.amounts("cpu")
+    free = np.where(columns.sums_case[:, None], columns.full_numa_free, columns.numa_free).sum(1)
+    cpus = np.where(columns.sums_case, whole, needed)
+    short |= cpu_published & (cpus > 0) & (free < cpus)
+    checked = columns.case & ((needed == 0) | columns.topology_valid)
+    checked |= columns.sums_case & (whole % np.maximum(columns.per_core, 1) == 0)
+    return np.where(short & checked, group, -1)
 
 
 def _candidate_verdicts(
@@ -529,7 +612,8 @@ def _candidate_verdicts(
     total = np.where(alone, UNCOUNTED, copies.sum(axis=1))
     if needed:
         total = np.minimum(total, columns.free_cpus // needed)
-    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total)
+    none = np.full(len(decided), -1, np.int64)
+    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total, none)
 
 
 def _with_whole_cores(
@@ -550,6 +634,7 @@ def _with_whole_cores(
         np.where(whole, score, found.score),
         np.where(whole, -1, found.numa),
         np.where(whole, columns.full_free // needed, found.copies),
+        found.nothing_fits,
     )
 
 

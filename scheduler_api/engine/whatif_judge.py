@@ -19,7 +19,7 @@ from scheduler_api.engine import (
 from scheduler_api.engine.nrt_common import resolve_topology_manager
 from scheduler_api.engine.nrt_count_vector import UNDECIDED
 from scheduler_api.engine.nrt_match import passed_verdict
-from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason
+from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason, ReasonCheck
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
 from scheduler_api.engine.whatif_assume import assume
 from scheduler_api.engine.whatif_kubelet import kubelet_pinning
@@ -134,6 +134,7 @@ class Judgement:
         koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
         self.koordinator = self._koordinator_columns(koordinator)
         decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
+        decided |= self._koordinator_nothing_fits()
         crane = (self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed
         # Crane rows whose copies are known: `crane_copies` of them (UNLIMITED: the
         # shared filters' count alone)
@@ -168,6 +169,23 @@ class Judgement:
         refused, verdict = refusals
         self._settle(refused, verdict)
         return refused
+
+    def _koordinator_nothing_fits(self) -> Bools:
+        """Rows Koordinator's columns found no NUMA mask can take (`nothing_fits`), settled
+        with one verdict per group: the reference's on the group's first row. A group
+        whose first row is not refused that way is left to the reference row by row."""
+        settled = np.zeros(len(self.index.nodes), np.bool_)
+        if self.koordinator is None:
+            return settled
+        groups = self.koordinator.nothing_fits
+        for group in np.unique(groups[groups >= 0]).tolist():
+            rows = groups == group
+            result = self._judge(int(np.flatnonzero(rows)[0]), allocate=False)
+            unsatisfied = all(r.check is ReasonCheck.UNSATISFIED_NUMA for r in result.reasons)
+            if not result.fits and result.reasons and unsatisfied:
+                self._settle(rows, result)
+                settled |= rows
+        return settled
 
     def _koordinator_decided(self) -> Bools:
         """Rows Koordinator's columns decided and nothing judged since (a bound replica)."""

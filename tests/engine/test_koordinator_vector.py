@@ -2,7 +2,8 @@
 
 `koordinator_vector` answers Filter, Score and capacity on numpy columns for
 SingleNUMANode nodes without a bind policy (pods that bind no cpus, or whole cpus under
-a preferred policy), and for FullPCPUsOnly nodes without a NUMA policy. On random
+a preferred policy), and for FullPCPUsOnly nodes without a NUMA policy; and finds the
+rows no NUMA mask can take (one shared refusal). On random
 clusters of Koordinator nodes (the count tests' nodes, bent towards each case, with
 reservations whose owners the pod sometimes matches), a what-if's verdict on every node
 must be the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`),
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -85,6 +87,34 @@ def whole_core_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
         cpu_manager_policy="static" if kubelet else node.cpu_manager_policy,
         cpu_manager_options={"full-pcpus-only": "true"} if kubelet else node.cpu_manager_options,
     )
+
+
+@st.composite
+def numa_policy_full_pcpus_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    """A count-test node, mostly FullPCPUsOnly under SingleNUMANode or Restricted, now
+    and then without a bind policy (the single-NUMA case)."""
+    node = draw(whole_core_nodes(name))
+    labels = dict(node.labels)
+    labels[LABEL_NUMA_TOPOLOGY_POLICY] = draw(
+        st.sampled_from(["SingleNUMANode", "SingleNUMANode", "Restricted", "BestEffort"])
+    )
+    if draw(st.integers(0, 4)) == 0:
+        labels.pop(LABEL_CPU_BIND_POLICY, None)
+        return replace(node, labels=labels, cpu_manager_policy="", cpu_manager_options={})
+    return replace(node, labels=labels)
+
+
+@st.composite
+def large_binding_pods(draw: st.DrawFn) -> PodSpec:
+    """`binding_pods`, now and then asking for more than most nodes hold."""
+    spec = draw(binding_pods())
+    if draw(st.booleans()):
+        return spec
+    cpu = draw(st.sampled_from(["4", "6", "8", "12", "16"]))
+    memory = draw(st.sampled_from(["1Gi", "9Gi", "40Gi", "100Gi"]))
+    amounts = {"cpu": cpu, "memory": memory}
+    return pod(container("c", amounts), name="p", labels=dict(spec.labels),
+               annotations=dict(spec.annotations), priority=9000)  # fmt: skip
 
 
 @st.composite
@@ -160,6 +190,8 @@ def assert_verdicts_equal_the_reference(
         )  # fmt: skip
         cores = " (whole cores)" if columns_of(judged.index, config).whole_cores[row] else ""
         event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}{cores}")
+        nothing = judged.koordinator is not None and judged.koordinator.nothing_fits[row] >= 0
+        event(f"no NUMA mask can take it, by the sums: {nothing}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
             want.fits, want.score, want.numa_zones, want.reasons, want.notes,
         )  # fmt: skip
@@ -178,26 +210,6 @@ def assert_counts_equal_filling_copy_by_copy(
         if judged.fits[row]:
             event(f"counted on columns: {bool(judged._koordinator_decided()[row])}{binds}")
             assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
-
-
-@SETTINGS
-@given(clusters(), case_pods(), CONFIGS)
-def test_every_verdict_equals_the_reference(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
-) -> None:
-    assert_verdicts_equal_the_reference(cluster, spec, config)
-
-
-@SETTINGS
-@given(clusters(), case_pods(), CONFIGS)
-def test_every_count_equals_filling_copy_by_copy(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
-) -> None:
-    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
 
 
 @st.composite
@@ -226,44 +238,39 @@ def binding_pods(draw: st.DrawFn) -> PodSpec:
                priority=9000)  # fmt: skip
 
 
+# (nodes, pods): nodes bent towards each case, and the pods it takes
+KINDS = {
+    "single-NUMA nodes, any pod": (case_nodes, case_pods),
+    "single-NUMA nodes, pods binding cpus": (case_nodes, binding_pods),
+    "nodes binding whole cores, pods binding cpus": (whole_core_nodes, binding_pods),
+    "FullPCPUsOnly under a NUMA policy, large pods": (
+        numa_policy_full_pcpus_nodes,
+        large_binding_pods,
+    ),
+}
+Kind = tuple[
+    Callable[[str], st.SearchStrategy[NodeSnapshot]], Callable[[], st.SearchStrategy[PodSpec]]
+]
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
 @SETTINGS
-@given(clusters(), binding_pods(), CONFIGS)
-def test_every_verdict_of_a_pod_binding_cpus_equals_the_reference(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
+@given(data=st.data(), config=CONFIGS)
+def test_every_verdict_equals_the_reference(
+    kind: Kind, data: st.DataObject, config: KoordConfig
 ) -> None:
-    assert_verdicts_equal_the_reference(cluster, spec, config)
+    nodes, pods = kind
+    assert_verdicts_equal_the_reference(data.draw(clusters(nodes)), data.draw(pods()), config)
 
 
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
 @SETTINGS
-@given(clusters(whole_core_nodes), binding_pods(), CONFIGS)
-def test_every_verdict_on_a_node_binding_whole_cores_equals_the_reference(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
+@given(data=st.data(), config=CONFIGS)
+def test_every_count_equals_filling_copy_by_copy(
+    kind: Kind, data: st.DataObject, config: KoordConfig
 ) -> None:
-    assert_verdicts_equal_the_reference(cluster, spec, config)
-
-
-@SETTINGS
-@given(clusters(whole_core_nodes), binding_pods(), CONFIGS)
-def test_every_count_on_a_node_binding_whole_cores_equals_filling_copy_by_copy(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
-) -> None:
-    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
-
-
-@SETTINGS
-@given(clusters(), binding_pods(), CONFIGS)
-def test_every_count_of_a_pod_binding_cpus_equals_filling_copy_by_copy(
-    cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
-    spec: PodSpec,
-    config: KoordConfig,
-) -> None:
-    assert_counts_equal_filling_copy_by_copy(cluster, spec, config)
+    nodes, pods = kind
+    assert_counts_equal_filling_copy_by_copy(data.draw(clusters(nodes)), data.draw(pods()), config)
 
 
 def two_numa_node(name: str = "k0", free_memory: tuple[int, int] = (4, 8)) -> NodeSnapshot:
