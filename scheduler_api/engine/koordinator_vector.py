@@ -361,6 +361,7 @@ def pod_in_case(state: PodState) -> bool:
 
 
 NO_EXCLUSIVE_POLICY = (CPUExclusivePolicy.UNSET, CPUExclusivePolicy.NONE)
+GROUP_BITS = 62  # `_nothing_fits` groups rows by a bit per requested name
 
 
 def binds_in_case(state: PodState) -> bool:
@@ -571,6 +572,8 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
     whole = state.num_cpus_needed
     short = np.zeros(len(columns.sources), np.bool_)
     group = np.zeros(len(columns.sources), np.int64)
+    if len(state.requests) > GROUP_BITS:  # a bit per requested name would not fit
+        return np.full(len(columns.sources), -1, np.int64)
     for position, name in enumerate(sorted(state.requests)):
         published, capacity, net_held = columns.amounts(name)
         group |= published.astype(np.int64) << position

@@ -387,3 +387,30 @@ def test_reservations_grouped_for_one_question_serve_the_next_only_if_they_are_t
     assert 0 in again.exact  # the owner's reservation sends it to the reference
     third = Judgement(index, held, SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
     assert third._reservations_by_node() is again._reservations_by_node()
+
+
+def test_a_pod_asking_for_too_many_names_to_group_is_left_to_the_reference() -> None:
+    """Rows no mask can take are grouped by a bit per requested name; past 62 names the
+    groups would collide, so the rows go to the reference one by one. (20 GiB passes the
+    node's 32 GiB but not its two NUMA nodes' 8 GiB each.)"""
+    many = {f"example.com/r{index}": "1" for index in range(63)}
+    nodes = tuple(
+        replace(node, allocatable={**node.allocatable, "memory": 32 * GI, **dict.fromkeys(many, 9)})
+        for node in (two_numa_node("k0"), two_numa_node("k1"))
+    )
+    huge = pod(container("c", {"cpu": "1", "memory": "20Gi", **many}), name="p",
+               labels={LABEL_KOORD_QOS: "LS"})  # fmt: skip
+    judged = judgement(nodes, (), huge, KoordConfig())
+    assert judged.koordinator is not None
+    assert judged.koordinator.nothing_fits.tolist() == [-1, -1]
+    want = judge_node(nodes[0], huge, Scheduler.KOORDINATOR, judged.configs, ())
+    assert not want.fits and (judged.verdict(0).reasons, judged.verdict(1).reasons) == (
+        want.reasons, want.reasons,
+    )  # fmt: skip
+    fewer = pod(container("c", {"cpu": "1", "memory": "20Gi"}), name="p",
+                labels={LABEL_KOORD_QOS: "LS"})  # fmt: skip
+    grouped = judgement(nodes, (), fewer, KoordConfig())
+    assert grouped.koordinator is not None
+    assert grouped.koordinator.nothing_fits.tolist() == [3, 3]  # cpu and memory published
+    assert grouped.exact[0] is grouped.exact[1]  # one verdict: the reference's on k0
+    assert grouped.exact[0].reasons == want.reasons
