@@ -474,6 +474,11 @@ def _scores(
     return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0)
 
 
+def _left(capacity: Ints, net_held: Ints) -> Ints:
+    """What `available_numa` leaves of R with D in use: max(R - max(D, 0), 0)."""
+    return np.maximum(capacity - np.maximum(net_held, 0), 0)
+
+
 def _numa_fits(
     columns: SingleNUMAColumns, requests: Mapping[str, int]
 ) -> tuple[Bools, Ints, Bools]:
@@ -485,7 +490,7 @@ def _numa_fits(
     asks_published = np.zeros(len(columns.sources), np.bool_)
     for name, amount in requests.items():
         published, capacity, net_held = columns.amounts(name)
-        available = np.maximum(capacity - np.maximum(net_held, 0), 0)
+        available = _left(capacity, net_held)
         lacking = published[:, None] & (available == 0)
         fits &= ~lacking
         if amount <= 0:
@@ -543,8 +548,7 @@ def _verdicts(
     few hundred of the index's thousands) and spread back over the index's rows."""
     rows = np.flatnonzero(candidates)
     part = columns.subset(rows)
-    found = _candidate_verdicts(part, state.requests, config, needed)
-    found = replace(found, decided=found.decided & part.case)
+    found = _candidate_verdicts(part, state, config, needed)
     if part.whole_cores.any():
         found = _with_whole_cores(part, found, state, config)
     count = len(candidates)
@@ -552,7 +556,7 @@ def _verdicts(
     score, copies = np.zeros(count, np.int64), np.zeros(count, np.int64)
     numa, nothing = np.full(count, -1, np.int64), np.full(count, -1, np.int64)
     decided[rows], score[rows], numa[rows] = found.decided, found.score, found.numa
-    copies[rows], nothing[rows] = found.copies, _nothing_fits(part, state, needed)
+    copies[rows], nothing[rows] = found.copies, found.nothing_fits
     return ColumnVerdicts(decided, score, numa, copies, nothing)
 
 
@@ -569,18 +573,18 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
     names are published alike share a group: one verdict. Filter's bind checks come
     first: the third case's rows need the cpus to be whole cores, a binding pod's
     single-NUMA rows a valid topology."""
+    if len(state.requests) > GROUP_BITS:  # a bit per requested name would not fit
+        return np.full(len(columns.sources), -1, np.int64)
     whole = state.num_cpus_needed
     short = np.zeros(len(columns.sources), np.bool_)
     group = np.zeros(len(columns.sources), np.int64)
-    if len(state.requests) > GROUP_BITS:  # a bit per requested name would not fit
-        return np.full(len(columns.sources), -1, np.int64)
     for position, name in enumerate(sorted(state.requests)):
         published, capacity, net_held = columns.amounts(name)
         group |= published.astype(np.int64) << position
         amount = state.requests[name]
         if amount <= 0:
             continue
-        available = np.maximum(capacity - np.maximum(net_held, 0), 0)
+        available = _left(capacity, net_held)
         if name == "cpu":
             trimmed = np.minimum(available, columns.full_numa_free * 1000)
             available = np.where(columns.sums_case[:, None], trimmed, available)
@@ -595,16 +599,18 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
 
 
 def _candidate_verdicts(
-    columns: SingleNUMAColumns, requests: Mapping[str, int], config: KoordConfig, needed: int
+    columns: SingleNUMAColumns, state: PodState, config: KoordConfig, needed: int
 ) -> ColumnVerdicts:
-    """Filter, Score and copies of every row of `columns` (see the module docstring);
-    `needed`: the cpus a pod binding cpus takes (0: it binds none)."""
+    """Filter, Score and copies of the single-NUMA case's rows of `columns`, and the
+    refusals `_nothing_fits` finds (see the module docstring); `needed`: the cpus a pod
+    binding cpus takes (0: it binds none)."""
+    requests = state.requests
     fits, copies, asks_published = _numa_fits(columns, requests)
     # one NUMA node: the merge's hint is every NUMA node, which it turns into "any"
     alone = columns.valid.sum(axis=1) == 1
     if needed:
         fits, copies = _with_cpus(columns, fits, copies, needed)
-    decided = asks_published & fits.any(axis=1)
+    decided = columns.case & asks_published & fits.any(axis=1)
     if needed:  # cpus taken "anywhere" on one NUMA node: left to the reference
         decided &= ~alone & columns.topology_valid
     chosen = _chosen_positions(columns, fits, requests, config)
@@ -615,8 +621,8 @@ def _candidate_verdicts(
     total = np.where(alone, UNCOUNTED, copies.sum(axis=1))
     if needed:
         total = np.minimum(total, columns.free_cpus // needed)
-    none = np.full(len(decided), -1, np.int64)
-    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total, none)
+    nothing = _nothing_fits(columns, state, needed)
+    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total, nothing)
 
 
 def _with_whole_cores(

@@ -37,6 +37,7 @@ SYSTEM_BY_CODE = tuple(Scheduler)
 ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE})
 PASSED_NOTES_BY = SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]  # the rest pass without notes
 RESERVATIONS_BY_NODE = "reservations-by-node"  # index memo: (reservations, grouped by node)
+NAMES = "names"  # index memo: the node names by row
 
 
 class NodeVerdict(NamedTuple):
@@ -499,9 +500,9 @@ class Judgement:
 
     def names(self) -> list[str]:
         """The node names by row (kept with the index: a working copy's are the same)."""
-        names = self.index.memo.get("names")
+        names = self.index.memo.get(NAMES)
         if not isinstance(names, list):
-            names = self.index.memo["names"] = [node.name for node in self.index.nodes]
+            names = self.index.memo[NAMES] = [node.name for node in self.index.nodes]
         return names
 
     def _column_counts(self, limit: int) -> Ints:
