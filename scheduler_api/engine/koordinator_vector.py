@@ -5,9 +5,10 @@ A cluster what-if judges every Koordinator node one by one through `koordinator_
 the whole answer follows from a few amounts per NUMA node, so it is worked out here
 for every such node at once on numpy arrays of shape (nodes, NUMA nodes):
 
-* the node: no CPU bind policy of its own (label or kubelet full-pcpus-only), the
-  SingleNUMANode policy (label or NRT), at least two NUMA nodes with unique ids in
-  ascending order, all publishing the same resources, a reference count of 1;
+* the node: no CPU bind policy of its own (label or kubelet full-pcpus-only) or
+  SpreadByPCPUs, the SingleNUMANode policy (label or NRT) or Restricted, NUMA nodes
+  with unique ids in ascending order (at least two under Restricted), all publishing
+  the same resources, a reference count of 1;
 * the pod: PreFilter passes and does not skip; it binds no cpus, or binds whole cpus
   under a preferred bind policy with no exclusive policy (`binds_in_case`); it has no
   NUMA policy of its own other than SingleNUMANode, no singleNUMANodeExclusive=Required,
@@ -37,7 +38,22 @@ node at most its free cpus // n (each copy takes n cpus off both, as
 `koordinator_count` assumes alike copies). Its nodes need a valid CPU topology
 (bind_checks) and at least two NUMA nodes.
 
-A node with one NUMA node is in the case too, for a pod that binds no cpus. There the
+Restricted admits the narrowest preferred hint, so where some single NUMA node is a
+hint its walk stops there too and its merge picks the same one; where none is, wider
+masks may take the pod, and the row is left to the reference. Copies under Restricted
+go on into wider masks once no single NUMA node takes one, so they are left to the
+reference as well (`ColumnVerdicts.counted`).
+
+A SpreadByPCPUs node requires its bind policy: it binds every whole-cpu pod, and its
+books keep one cpu per core, trimming each NUMA node's cpu amount to those cpus
+(`cpu_available`, read off the books). It is in the case for a pod that binds cpus of
+its own accord (so `needed` is the same on every row); the bind checks ask only for a
+valid topology. A copy takes the lowest cpu of as many cores, and whether a core
+still offers one depends on which cpus earlier copies took, so its copies are left to
+the reference.
+
+A SingleNUMANode node with one NUMA node is in the case too, for a pod that binds no
+cpus. There the
 merge's single hint is every NUMA node, which SingleNUMANode turns into no hint at
 all: the pod is admitted with no NUMA node, scored on the node's allocatable and
 requested, and Reserve places no NUMA amounts, so only the node-level filters limit
@@ -103,7 +119,8 @@ MEMO_KEY = "koordinator-single-numa-columns"
 # the per-row arrays (a carried copy copies them, a subset takes their rows)
 CPU_ARRAYS = (
     "case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid",
-    "whole_cores", "full_free", "per_core", "sums_case", "full_numa_free",
+    "whole_cores", "full_free", "per_core", "sums_case", "full_numa_free", "restricted",
+    "spread", "cpu_available",
 )  # fmt: skip
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
@@ -133,6 +150,12 @@ class SingleNUMAColumns:
         self.free_cpus = np.zeros(count, np.int64)
         self.held_cpus = np.zeros(count, np.int64)
         self.topology_valid = np.zeros(count, np.bool_)
+        # case rows under Restricted, and rows whose node requires SpreadByPCPUs (whose
+        # books, trimmed to one cpu per core, give each NUMA node's cpu available): the
+        # copies they take are left to the reference (`ColumnVerdicts.counted`)
+        self.restricted = np.zeros(count, np.bool_)
+        self.spread = np.zeros(count, np.bool_)
+        self.cpu_available = np.zeros((count, width), np.int64)
         # the second case: whole cores bound without a NUMA policy (`_binds_whole_cores`),
         # and the cpus its books (required FullPCPUs) leave free
         self.whole_cores = np.zeros(count, np.bool_)
@@ -168,8 +191,8 @@ class SingleNUMAColumns:
         """Fill `row` from a NodeRun of a pod that matches none of its reservations."""
         self.sources[row] = (run.node, bound)
         self.case[row] = self.whole_cores[row] = self.sums_case[row] = False
-        self.valid[row] = False
-        self.numa_free[row] = self.full_numa_free[row] = 0
+        self.valid[row] = self.restricted[row] = self.spread[row] = False
+        self.numa_free[row] = self.full_numa_free[row] = self.cpu_available[row] = 0
         self.free_cpus[row] = self.held_cpus[row] = 0
         self.full_free[row] = self.per_core[row] = 0
         self.topology_valid[row] = False
@@ -183,6 +206,8 @@ class SingleNUMAColumns:
         if _node_in_case(run, numa_ids, self.width):
             self._build_numa(row, run, numa_ids)
             self._build_cpus(row, run, numa_ids)
+            policy = node_numa_policy(run.node, run.ctx.view)
+            self.restricted[row] = policy == NUMATopologyPolicy.RESTRICTED
             self.case[row] = True
         elif _binds_whole_cores(run, numa_ids):
             books = _full_pcpus_books(run)
@@ -221,12 +246,19 @@ class SingleNUMAColumns:
                 net_held[row, position] = held.get(name, 0) - kept.get(name, 0)
 
     def _build_cpus(self, row: int, run: NodeRun, numa_ids: tuple[int, ...]) -> None:
-        """The books' cpus as a pod binding cpus under a preferred policy reads them
-        (the books depend on the pod only through a required bind policy)."""
-        opts = replace(resource_options(run, None), required_cpu_bind_policy=False)
+        """The books' cpus as a pod binding cpus under a preferred policy of its own reads
+        them: the books depend on the pod only through a required bind policy, which on
+        a SpreadByPCPUs node is the node's (trimming each NUMA node's cpu amount)."""
+        spread = run.node_bind == "SpreadByPCPUs"
+        policy = CPUBindPolicy.SPREAD_BY_PCPUS if spread else ""
+        opts = replace(
+            resource_options(run, None), required_cpu_bind_policy=spread, cpu_bind_policy=policy
+        )
         books = books_of(run, opts, layout_of(run))
+        self.spread[row] = spread
         for position, numa in enumerate(numa_ids):
             self.numa_free[row, position] = books.numa_free.get(numa, 0)
+            self.cpu_available[row, position] = books.totals.get(numa, {}).get("cpu", 0)
         self.free_cpus[row], self.held_cpus[row] = books.free, books.held
         self.topology_valid[row] = run.ctx.view.topology.is_valid()
 
@@ -273,10 +305,14 @@ class SingleNUMAColumns:
 
 
 def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
+    """The single-NUMA case's node (module docstring): SingleNUMANode, or Restricted on
+    at least two NUMA nodes; no bind policy, or SpreadByPCPUs."""
     view = run.ctx.view
+    policy = node_numa_policy(run.node, view)
+    restricted = policy == NUMATopologyPolicy.RESTRICTED and len(numa_ids) >= 2
     return (
-        run.node_bind == "None"
-        and node_numa_policy(run.node, view) == NUMATopologyPolicy.SINGLE_NUMA_NODE
+        run.node_bind in ("None", "SpreadByPCPUs")
+        and (policy == NUMATopologyPolicy.SINGLE_NUMA_NODE or restricted)
         and 1 <= len(numa_ids) <= width
         and all(a < b for a, b in zip(numa_ids, numa_ids[1:], strict=False))
         and len(set(view.resource_names)) == 1
@@ -388,6 +424,7 @@ class ColumnVerdicts:
     numa: Ints
     copies: Ints
     nothing_fits: Ints
+    counted: Bools  # the decided rows whose `copies` are known (the rest: the reference)
 
 
 def quick_refusals(
@@ -479,6 +516,15 @@ def _left(capacity: Ints, net_held: Ints) -> Ints:
     return np.maximum(capacity - np.maximum(net_held, 0), 0)
 
 
+def _available(columns: SingleNUMAColumns, name: str, capacity: Ints, net_held: Ints) -> Ints:
+    """The books' available amounts of `name` per NUMA node: what `available_numa`
+    leaves, with cpu trimmed to the usable cpus on SpreadByPCPUs rows."""
+    left = _left(capacity, net_held)
+    if name != "cpu":
+        return left
+    return np.where(columns.spread[:, None], columns.cpu_available, left)
+
+
 def _numa_fits(
     columns: SingleNUMAColumns, requests: Mapping[str, int]
 ) -> tuple[Bools, Ints, Bools]:
@@ -490,7 +536,7 @@ def _numa_fits(
     asks_published = np.zeros(len(columns.sources), np.bool_)
     for name, amount in requests.items():
         published, capacity, net_held = columns.amounts(name)
-        available = _left(capacity, net_held)
+        available = _available(columns, name, capacity, net_held)
         lacking = published[:, None] & (available == 0)
         fits &= ~lacking
         if amount <= 0:
@@ -521,16 +567,19 @@ def judge(
     single, whole = pod_in_case(state), pod_binds_whole_cores(state)
     if not rows.any() or not (single or whole):
         return None
+    # a SpreadByPCPUs node binds any whole-cpu pod: in the case only for one that binds
+    # cpus itself (`needed` is then the same on every row)
+    spread = single and state.request_cpu_bind
     binds, wanted = index.koordinator_binds, np.zeros_like(rows)
     if single:
         wanted |= rows & ~binds
-    if whole:
+    if whole or spread:
         wanted |= rows & binds
     columns = columns_of(index, config)
     with columns.lock:  # another what-if on this index may build rows for its reservations
         built = _built_rows(index, columns, wanted, pod, state, config, reservations_on)
-        cases = (columns.case & single) | ((columns.whole_cores | columns.sums_case) & whole)
-        candidates = built & cases
+        single_rows = columns.case & (~columns.spread | spread) & single
+        candidates = built & (single_rows | ((columns.whole_cores | columns.sums_case) & whole))
         if not candidates.any():
             return None
         needed = state.num_cpus_needed if state.request_cpu_bind else 0
@@ -555,9 +604,10 @@ def _verdicts(
     decided = np.zeros(count, np.bool_)
     score, copies = np.zeros(count, np.int64), np.zeros(count, np.int64)
     numa, nothing = np.full(count, -1, np.int64), np.full(count, -1, np.int64)
+    counted = np.zeros(count, np.bool_)
     decided[rows], score[rows], numa[rows] = found.decided, found.score, found.numa
-    copies[rows], nothing[rows] = found.copies, found.nothing_fits
-    return ColumnVerdicts(decided, score, numa, copies, nothing)
+    copies[rows], nothing[rows], counted[rows] = found.copies, found.nothing_fits, found.counted
+    return ColumnVerdicts(decided, score, numa, copies, nothing, counted)
 
 
 def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> Ints:
@@ -584,7 +634,7 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
         amount = state.requests[name]
         if amount <= 0:
             continue
-        available = _left(capacity, net_held)
+        available = _available(columns, name, capacity, net_held)
         if name == "cpu":
             trimmed = np.minimum(available, columns.full_numa_free * 1000)
             available = np.where(columns.sums_case[:, None], trimmed, available)
@@ -606,8 +656,8 @@ def _candidate_verdicts(
     binding cpus takes (0: it binds none)."""
     requests = state.requests
     fits, copies, asks_published = _numa_fits(columns, requests)
-    # one NUMA node: the merge's hint is every NUMA node, which it turns into "any"
-    alone = columns.valid.sum(axis=1) == 1
+    # one NUMA node: SingleNUMANode's merge turns the hint (every NUMA node) into "any"
+    alone = (columns.valid.sum(axis=1) == 1) & ~columns.restricted
     if needed:
         fits, copies = _with_cpus(columns, fits, copies, needed)
     decided = columns.case & asks_published & fits.any(axis=1)
@@ -622,7 +672,9 @@ def _candidate_verdicts(
     if needed:
         total = np.minimum(total, columns.free_cpus // needed)
     nothing = _nothing_fits(columns, state, needed)
-    return ColumnVerdicts(decided, score, np.where(decided, numa, -1), total, nothing)
+    counted = decided & ~columns.restricted & ~columns.spread
+    numa = np.where(decided, numa, -1)
+    return ColumnVerdicts(decided, score, numa, total, nothing, counted)
 
 
 def _with_whole_cores(
@@ -644,6 +696,7 @@ def _with_whole_cores(
         np.where(whole, -1, found.numa),
         np.where(whole, columns.full_free // needed, found.copies),
         found.nothing_fits,
+        np.where(whole, fits, found.counted),
     )
 
 
@@ -674,17 +727,17 @@ def _node_scores(
     return _scores(columns.case.shape, requested, allocatable, requests, weights, strategy)
 
 
-def _weighed_amounts(
-    columns: SingleNUMAColumns, config: KoordConfig, chosen: Ints | None = None
+def _chosen_amounts(
+    columns: SingleNUMAColumns, config: KoordConfig, chosen: Ints
 ) -> tuple[dict[str, Ints], dict[str, Ints]]:
-    """Per weighed resource, R and max(D, 0): of every NUMA node, or of the chosen one."""
+    """Per weighed resource, the chosen NUMA node's R and max(D, 0) (what Score reads:
+    the allocated amounts, never trimmed)."""
     capacity: dict[str, Ints] = {}
     held: dict[str, Ints] = {}
     for name in config.resource_weights:
         _, amount, net_held = columns.amounts(name)
-        if chosen is not None:
-            amount = np.take_along_axis(amount, chosen[:, None], 1)[:, 0]
-            net_held = np.take_along_axis(net_held, chosen[:, None], 1)[:, 0]
+        amount = np.take_along_axis(amount, chosen[:, None], 1)[:, 0]
+        net_held = np.take_along_axis(net_held, chosen[:, None], 1)[:, 0]
         capacity[name], held[name] = amount, np.maximum(net_held, 0)
     return capacity, held
 
@@ -698,7 +751,7 @@ def _chosen_scores(
 ) -> Ints:
     """Score on the chosen NUMA node: the scorer over its R and max(D, 0); with cpus
     bound, the cpu in use is every cpu the node's books hold (`score_inputs`)."""
-    capacity, held = _weighed_amounts(columns, config, chosen)
+    capacity, held = _chosen_amounts(columns, config, chosen)
     if needed and "cpu" in held:
         held["cpu"] = columns.held_cpus * 1000
     weights, strategy = config.resource_weights, config.scoring_strategy
@@ -708,10 +761,16 @@ def _chosen_scores(
 def _chosen_positions(
     columns: SingleNUMAColumns, fits: Bools, requests: Mapping[str, int], config: KoordConfig
 ) -> Ints:
-    """SingleNUMANode's merge: the hint with the highest NUMA score, the first on a tie.
-    A hint's score reads the NUMA node's R and the part of it in use, min(max(D, 0), R)."""
-    published, held = _weighed_amounts(columns, config)
-    requested = {name: np.minimum(held[name], published[name]) for name in published}
+    """The merge of single-NUMA hints (SingleNUMANode's; Restricted's, the narrowest
+    being preferred): the hint with the highest NUMA score, the first on a tie. A
+    hint's score reads the NUMA node's R and the part of it not available (the books':
+    min(max(D, 0), R), or less the trimmed cpus)."""
+    published: dict[str, Ints] = {}
+    requested: dict[str, Ints] = {}
+    for name in config.resource_weights:
+        _, capacity, net_held = columns.amounts(name)
+        available = _available(columns, name, capacity, net_held)
+        published[name], requested[name] = capacity, np.maximum(capacity - available, 0)
     weights, strategy = config.resource_weights, config.numa_scoring_strategy
     scores = _scores(fits.shape, requested, published, requests, weights, strategy)
     return np.asarray(np.argmax(np.where(fits, scores, -1), axis=1), np.int64)

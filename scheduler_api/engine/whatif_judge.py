@@ -507,9 +507,9 @@ class Judgement:
 
     def _column_counts(self, limit: int) -> Ints:
         """Copies per row where columns count them: scheduler-plugins rows, the rows
-        Koordinator's columns decided (their NUMA nodes' copies, within the node-level
-        filters' limit), and Crane's counted rows (their zones' copies within that limit);
-        UNDECIDED elsewhere."""
+        Koordinator's columns decided and counted (their NUMA nodes' copies, within the
+        node-level filters' limit), and Crane's counted rows (their zones' copies within
+        that limit); UNDECIDED elsewhere."""
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
         counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
         if members.any():
@@ -520,7 +520,8 @@ class Judgement:
             return counts
         cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
         if self.koordinator is not None and decided.any():
-            counts = np.where(decided, np.minimum(cap, self.koordinator.copies), counts)
+            known = decided & self.koordinator.counted
+            counts = np.where(known, np.minimum(cap, self.koordinator.copies), counts)
         copies = self.crane_copies
         crane = np.where(copies == crane_count.UNLIMITED, cap, np.minimum(cap, copies))
         return np.where(self.crane_counted, crane, counts)

@@ -2,8 +2,9 @@
 
 `koordinator_vector` answers Filter, Score and capacity on numpy columns for
 SingleNUMANode nodes without a bind policy (pods that bind no cpus, or whole cpus under
-a preferred policy), and for FullPCPUsOnly nodes without a NUMA policy; and finds the
-rows no NUMA mask can take (one shared refusal). On random
+a preferred policy), and for FullPCPUsOnly nodes without a NUMA policy; Filter and
+Score alone for Restricted and SpreadByPCPUs nodes where a single NUMA node takes the
+pod; and finds the rows no NUMA mask can take (one shared refusal). On random
 clusters of Koordinator nodes (the count tests' nodes, bent towards each case, with
 reservations whose owners the pod sometimes matches), a what-if's verdict on every node
 must be the reference's (`judge_node`: the shared filters, then `koordinator.evaluate`),
@@ -105,6 +106,19 @@ def numa_policy_full_pcpus_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
 
 
 @st.composite
+def restricted_spread_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    """A count-test node, mostly Restricted, mostly SpreadByPCPUs (else no bind policy)."""
+    node = draw(case_nodes(name))
+    labels = dict(node.labels)
+    labels[LABEL_NUMA_TOPOLOGY_POLICY] = draw(
+        st.sampled_from(["Restricted", "Restricted", "SingleNUMANode"])
+    )
+    if draw(st.integers(0, 3)) > 0:
+        labels[LABEL_CPU_BIND_POLICY] = "SpreadByPCPUs"
+    return replace(node, labels=labels)
+
+
+@st.composite
 def large_binding_pods(draw: st.DrawFn) -> PodSpec:
     """`binding_pods`, now and then asking for more than most nodes hold."""
     spec = draw(binding_pods())
@@ -171,6 +185,21 @@ def on_node(
     return tuple(r for r in held if r.node_name == node.name)
 
 
+def row_kind(judged: Judgement, config: KoordConfig, row: int) -> str:
+    """What the columns made of the row, for the statistics."""
+    columns = columns_of(judged.index, config)
+    kinds = [
+        kind
+        for kind, flags in (
+            ("whole cores", columns.whole_cores),
+            ("Restricted", columns.restricted),
+            ("SpreadByPCPUs", columns.spread),
+        )
+        if flags[row]
+    ]
+    return f" ({', '.join(kinds)})" if kinds else ""
+
+
 def assert_verdicts_equal_the_reference(
     cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
     spec: PodSpec,
@@ -188,8 +217,8 @@ def assert_verdicts_equal_the_reference(
             node, spec, Scheduler.KOORDINATOR, judged.configs, on_node(held, node),
             allocate=got.detailed,
         )  # fmt: skip
-        cores = " (whole cores)" if columns_of(judged.index, config).whole_cores[row] else ""
-        event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}{cores}")
+        event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}"
+              f"{row_kind(judged, config, row)}")  # fmt: skip
         nothing = judged.koordinator is not None and judged.koordinator.nothing_fits[row] >= 0
         event(f"no NUMA mask can take it, by the sums: {nothing}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
@@ -208,7 +237,10 @@ def assert_counts_equal_filling_copy_by_copy(
     binds = ", binding cpus" if koordinator_pod.prefilter(spec, config).request_cpu_bind else ""
     for row, node in enumerate(nodes):
         if judged.fits[row]:
-            event(f"counted on columns: {bool(judged._koordinator_decided()[row])}{binds}")
+            counted = judged.koordinator is not None and judged.koordinator.counted[row]
+            decided = bool(judged._koordinator_decided()[row])
+            event(f"decided on columns: {decided}, counted: {bool(counted and decided)}{binds}"
+                  f"{row_kind(judged, config, row)}")  # fmt: skip
             assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
 
 
@@ -247,6 +279,8 @@ KINDS = {
         numa_policy_full_pcpus_nodes,
         large_binding_pods,
     ),
+    "Restricted and SpreadByPCPUs nodes, any pod": (restricted_spread_nodes, case_pods),
+    "Restricted and SpreadByPCPUs nodes, large pods": (restricted_spread_nodes, large_binding_pods),
 }
 Kind = tuple[
     Callable[[str], st.SearchStrategy[NodeSnapshot]], Callable[[], st.SearchStrategy[PodSpec]]
@@ -414,3 +448,24 @@ def test_a_pod_asking_for_too_many_names_to_group_is_left_to_the_reference() -> 
     assert grouped.koordinator.nothing_fits.tolist() == [3, 3]  # cpu and memory published
     assert grouped.exact[0] is grouped.exact[1]  # one verdict: the reference's on k0
     assert grouped.exact[0].reasons == want.reasons
+
+
+LSR = pod(container("c", {"cpu": "2", "memory": "1Gi"}), name="p",
+          labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+
+
+def test_restricted_spread_nodes_are_judged_on_columns_and_counted_by_the_reference() -> None:
+    """A single NUMA node takes the pod: Filter and Score on the columns (the books
+    trimmed to one cpu per core); under Restricted copies may go on into two NUMA
+    nodes once no single one takes another, so the reference counts them."""
+    labels = {LABEL_NUMA_TOPOLOGY_POLICY: "Restricted", LABEL_CPU_BIND_POLICY: "SpreadByPCPUs"}
+    node = replace(two_numa_node(), labels=labels)
+    judged = judgement((node,), (), LSR, KoordConfig())
+    assert judged.koordinator is not None
+    assert judged.koordinator.decided.tolist() == [True]
+    assert judged.koordinator.counted.tolist() == [False]
+    want = judge_node(node, LSR, Scheduler.KOORDINATOR, judged.configs, ())
+    got = judged.verdict(0)
+    assert (got.fits, got.score, got.numa_zones) == (True, want.score, want.numa_zones)
+    counted = judged.fill_copy_by_copy(0, 100, fast=False)
+    assert dict(judged.fill_all(100)) == {"k0": counted} and counted == 4  # 8 cpus, 2 a copy
