@@ -108,6 +108,14 @@ class PlacementResult:
     numa_resources: Mapping[int, Mapping[str, int]] = field(default_factory=lambda: EMPTY_NUMA)
 
 
+CORDONED = Reason(ReasonCheck.NODE_UNSCHEDULABLE, message="node is cordoned")
+
+
+def short_on_node(resource: str, short_by: int) -> Reason:
+    """NodeResourcesFit's refusal: the node's free `resource` is `short_by` too little."""
+    return Reason(ReasonCheck.NODE_RESOURCES_FIT, None, resource, short_by)
+
+
 def refused(*reasons: Reason, notes: tuple[str, ...] = ()) -> PlacementResult:
     """A filtered-out node."""
     return PlacementResult(fits=False, reasons=reasons, notes=notes)

@@ -19,7 +19,13 @@ from scheduler_api.engine import (
 from scheduler_api.engine.nrt_common import resolve_topology_manager
 from scheduler_api.engine.nrt_count_vector import UNDECIDED
 from scheduler_api.engine.nrt_match import passed_verdict
-from scheduler_api.engine.results import EMPTY_ANNOTATIONS, PlacementResult, Reason, ReasonCheck
+from scheduler_api.engine.results import (
+    EMPTY_ANNOTATIONS,
+    PlacementResult,
+    Reason,
+    ReasonCheck,
+    refused,
+)
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
 from scheduler_api.engine.whatif_assume import assume
 from scheduler_api.engine.whatif_kubelet import kubelet_pinning
@@ -30,7 +36,15 @@ from scheduler_api.engine.whatif_systems import (
     judge_node,
     pod_request,
 )
-from scheduler_api.engine.whatif_vector import NO_SCORE, Bools, Ints, NRTIndex, judge_all, node_fit
+from scheduler_api.engine.whatif_vector import (
+    NO_SCORE,
+    Bools,
+    Ints,
+    NRTIndex,
+    judge_all,
+    node_fit,
+    node_fit_reasons_of,
+)
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
@@ -132,9 +146,11 @@ class Judgement:
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[int, tuple[str, ...]] = {}  # notes per policy group
         passed = node_fit(index, self.request)  # the shared filters
+        self._settle_node_fit_refusals(~passed)
         koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
         self.koordinator = self._koordinator_columns(koordinator)
         decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
+        decided |= ~passed
         decided |= self._koordinator_nothing_fits()
         crane = (self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed
         # Crane rows whose copies are known: `crane_copies` of them (UNLIMITED: the
@@ -222,6 +238,21 @@ class Judgement:
         self.crane_counted |= found.decided
         self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
         return found.decided
+
+    def _settle_node_fit_refusals(self, rows: Bools) -> None:
+        """Rows of `rows` (refused by the shared filters) settled with those filters'
+        verdicts, read off the columns: every system refuses them alike. Equal reasons
+        share one verdict (and so one encoded tail)."""
+        found = np.flatnonzero(rows)
+        verdicts: dict[tuple[Reason, ...], PlacementResult] = {}
+        reasons_of = node_fit_reasons_of(self.index, self.request, found)
+        for row, reasons in zip(found.tolist(), reasons_of, strict=True):
+            result = verdicts.get(reasons)
+            if result is None:
+                result = verdicts[reasons] = refused(*reasons)
+            self.exact[row] = result
+        self.fits[rows] = False
+        self.score[rows] = NO_SCORE
 
     def _settle(self, rows: Bools, result: PlacementResult) -> None:
         """`result` is the exact verdict of every row of `rows` (shared, not copied)."""

@@ -18,7 +18,13 @@ from scheduler_api.engine.crane import CraneConfig
 from scheduler_api.engine.koordinator_pod import pod_requests
 from scheduler_api.engine.koordinator_state import KoordConfig
 from scheduler_api.engine.nrt_match import NRTMatchConfig, ScoringStrategy
-from scheduler_api.engine.results import PlacementResult, Reason, ReasonCheck, refused
+from scheduler_api.engine.results import (
+    CORDONED,
+    PlacementResult,
+    Reason,
+    refused,
+    short_on_node,
+)
 from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, PodSpec, ReservationSnapshot
 
 
@@ -141,21 +147,19 @@ _ALLOCATE_FAST: Mapping[Scheduler, NodeRunner] = MappingProxyType(
 def node_fit_reasons(node: NodeSnapshot, request: Mapping[str, int]) -> tuple[Reason, ...]:
     """NodeUnschedulable and NodeResourcesFit: the filters before any topology plugin."""
     if node.unschedulable:
-        return (Reason(ReasonCheck.NODE_UNSCHEDULABLE, message="node is cordoned"),)
+        return (CORDONED,)
     reasons = []
     if "pods" in node.allocatable:
         free_pods = node.allocatable["pods"] - node.requested.get("pods", 0)
         if free_pods < 1:
-            reasons.append(Reason(ReasonCheck.NODE_RESOURCES_FIT, None, "pods", 1 - free_pods))
+            reasons.append(short_on_node("pods", 1 - free_pods))
     for resource in sorted(request):
         wanted = request[resource]
         if wanted <= 0 or resource == "pods":
             continue
         free = node.allocatable.get(resource, 0) - node.requested.get(resource, 0)
         if wanted > free:
-            reasons.append(
-                Reason(ReasonCheck.NODE_RESOURCES_FIT, None, resource, wanted - max(free, 0))
-            )
+            reasons.append(short_on_node(resource, wanted - max(free, 0)))
     return tuple(reasons)
 
 

@@ -36,6 +36,7 @@ from scheduler_api.engine.nrt_common import (
     numa_node_list,
     resolve_topology_manager,
 )
+from scheduler_api.engine.results import CORDONED, Reason, short_on_node
 from scheduler_api.engine.snapshot import (
     Flavour,
     NodeSnapshot,
@@ -220,6 +221,33 @@ def node_fit(index: NRTIndex, request: Mapping[str, int]) -> Bools:
         if wanted > 0 and name != "pods":
             fits &= index.node_free(name) >= wanted
     return fits
+
+
+def node_fit_reasons_of(
+    index: NRTIndex, request: Mapping[str, int], rows: Ints
+) -> list[tuple[Reason, ...]]:
+    """`whatif_systems.node_fit_reasons` of each of `rows`, read off the columns (a large
+    pod is refused by these filters on thousands of nodes)."""
+    cordoned = index.unschedulable[rows].tolist()
+    free_pods = index.node_free("pods")[rows].tolist()  # PLENTY where pods are not counted
+    checks = [
+        (name, wanted, index.node_free(name)[rows].tolist())
+        for name, wanted in sorted(request.items())
+        if wanted > 0 and name != "pods"
+    ]
+    found: list[tuple[Reason, ...]] = []
+    for position, unschedulable in enumerate(cordoned):
+        if unschedulable:
+            found.append((CORDONED,))
+            continue
+        reasons = []
+        if free_pods[position] < 1:
+            reasons.append(short_on_node("pods", 1 - free_pods[position]))
+        for name, wanted, free in checks:
+            if wanted > free[position]:
+                reasons.append(short_on_node(name, wanted - max(free[position], 0)))
+        found.append(tuple(reasons))
+    return found
 
 
 def align(

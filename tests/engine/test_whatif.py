@@ -19,6 +19,7 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerPolicy,
 )
 from scheduler_api.engine.whatif import Scheduler, evaluate, place, prepare
+from scheduler_api.engine.whatif_systems import SystemConfigs, judge_node
 from tests.engine.data_nrt_builders import guaranteed, nrt_node, nrt_zone, pod, requests_only
 from tests.engine.test_koordinator import koord_node, lsr_pod
 
@@ -63,6 +64,35 @@ def test_node_resources_fit_and_cordon_run_before_the_topology_plugin() -> None:
     assert [r.check for r in result.verdict("full").reasons] == [ReasonCheck.NODE_RESOURCES_FIT]
     assert str(result.verdict("full").reasons[0]) == "cpu short by 1; node-resources-fit"
     assert result.verdict("cordoned").reasons[0].check is ReasonCheck.NODE_UNSCHEDULABLE
+
+
+def test_every_system_refuses_at_the_shared_filters_as_judging_one_node_does() -> None:
+    """The shared filters' refusals are read off the columns for every system at once;
+    each equals `judge_node`'s, and equal reasons share one verdict."""
+    request = {"cpu": 15_000, "pods": 3}
+    nodes = []
+    for flavour in (Flavour.UPSTREAM_V1ALPHA2, Flavour.CRANE, Flavour.KOORDINATOR):
+        for name, extra in (
+            ("full", {"requested": request}),
+            ("full-again", {"requested": request}),
+            ("no-pods-left", {"allocatable": {"cpu": 16_000, "memory": 64 * GI, "pods": 3},
+                              "requested": {"pods": 3}}),
+            ("cordoned", {"unschedulable": True}),
+        ):  # fmt: skip
+            node = two_zone_node(f"{flavour.value}-{name}", "8", "8", **extra)
+            nodes.append(replace(node, flavour=flavour))
+    snapshot, spec = ClusterSnapshot(tuple(nodes)), guaranteed({"cpu": "2", "memory": "1Gi"})
+    result = evaluate(snapshot, spec)
+    configs = SystemConfigs()
+    for node in nodes:
+        got = result.verdict(node.name)
+        want = judge_node(node, spec, got.system, configs, ())
+        assert not want.fits and (got.fits, got.reasons) == (want.fits, want.reasons)
+    assert result.fit_count == 0
+    judged = result._judgement
+    names = ("upstream-v1alpha2-full", "koordinator-full", "crane-full-again")
+    rows = [judged.row_of(name) for name in names]
+    assert len({id(judged.exact[row]) for row in rows}) == 1
 
 
 def test_auto_judges_each_node_by_the_system_its_nrt_flavour_names() -> None:
