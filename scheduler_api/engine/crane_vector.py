@@ -130,7 +130,7 @@ def aware_verdicts(
     copies = table.copies()
     decided = np.zeros(len(index.nodes), np.bool_)
     found: dict[int, PlacementResult] = {}
-    counted = np.zeros(len(index.nodes), np.int64)
+    copies_by_row = np.zeros(len(index.nodes), np.int64)
     shared: dict[tuple[str, int], PlacementResult] = {}
     for position, row in enumerate(members):
         if not fits[position].any():
@@ -140,8 +140,8 @@ def aware_verdicts(
         if key not in shared:
             shared[key] = one_zone_verdict(zone, request)
         decided[row], found[row] = True, shared[key]
-        counted[row] = copies[position]
-    return AwareVerdicts(decided, found, counted)
+        copies_by_row[row] = copies[position]
+    return AwareVerdicts(decided, found, copies_by_row)
 
 
 def _zones_in_case(zones: tuple[CraneZone, ...]) -> bool:

@@ -53,11 +53,10 @@ still offers one depends on which cpus earlier copies took, so its copies are le
 the reference.
 
 A SingleNUMANode node with one NUMA node is in the case too, for a pod that binds no
-cpus. There the
-merge's single hint is every NUMA node, which SingleNUMANode turns into no hint at
-all: the pod is admitted with no NUMA node, scored on the node's allocatable and
-requested, and Reserve places no NUMA amounts, so only the node-level filters limit
-its copies.
+cpus. There the merge's single hint is every NUMA node, which SingleNUMANode turns
+into no hint at all: the pod is admitted with no NUMA node, scored on the node's
+allocatable and requested, and Reserve places no NUMA amounts, so only the
+node-level filters limit its copies.
 
 A second case is a node binding whole cores without any NUMA policy: FullPCPUsOnly
 (label or kubelet option), no NUMA policy, a valid CPU topology whose cores each sit
@@ -76,8 +75,8 @@ Restricted (their cpu amounts trimmed to whole free cores). Such rows share one
 verdict per set of published names: the caller judges one row with the reference and
 gives its refusal to the rest.
 
-Any other node none of whose NUMA nodes takes the pod is left to the reference (it writes the
-refusal's reasons), as is every node outside the case. Property tests hold every
+Any other node none of whose NUMA nodes takes the pod is left to the reference (it
+writes the refusal's reasons), as is every node outside the case. Property tests hold every
 row to `koordinator.evaluate` and to the copy-by-copy fill.
 """
 
@@ -119,8 +118,8 @@ MEMO_KEY = "koordinator-single-numa-columns"
 # the per-row arrays (a carried copy copies them, a subset takes their rows)
 CPU_ARRAYS = (
     "case", "valid", "numa_ids", "numa_free", "free_cpus", "held_cpus", "topology_valid",
-    "whole_cores", "full_free", "per_core", "sums_case", "full_numa_free", "restricted",
-    "spread", "cpu_available",
+    "whole_cores", "full_free", "per_core", "sums_case", "restricted", "spread",
+    "cpu_available",
 )  # fmt: skip
 UNCOUNTED = np.int64(1 << 62)  # copies no NUMA amount limits (only the node-level filters)
 ReservationsOn = Callable[[NodeSnapshot], tuple[ReservationSnapshot, ...]]
@@ -144,17 +143,19 @@ class SingleNUMAColumns:
         self.net_held: dict[str, Ints] = {}
         self.node_allocatable: dict[str, Ints] = {}
         self.node_requested: dict[str, Ints] = {}
-        # the books' cpus (`koordinator_books.Books`, no required bind policy), which a
-        # pod that binds cpus reads: free per NUMA node, free anywhere, held
+        # the books' cpus (`koordinator_books.Books`, under the node's required bind
+        # policy if any), which a pod that binds cpus reads: free per NUMA node, free
+        # anywhere, held
         self.numa_free = np.zeros((count, width), np.int64)
         self.free_cpus = np.zeros(count, np.int64)
         self.held_cpus = np.zeros(count, np.int64)
         self.topology_valid = np.zeros(count, np.bool_)
-        # case rows under Restricted, and rows whose node requires SpreadByPCPUs (whose
-        # books, trimmed to one cpu per core, give each NUMA node's cpu available): the
+        # case rows under Restricted, and rows whose node requires SpreadByPCPUs: the
         # copies they take are left to the reference (`ColumnVerdicts.counted`)
         self.restricted = np.zeros(count, np.bool_)
         self.spread = np.zeros(count, np.bool_)
+        # each NUMA node's cpu amount as books under a required bind policy trim it
+        # (SpreadByPCPUs and third-case rows: `_available`)
         self.cpu_available = np.zeros((count, width), np.int64)
         # the second case: whole cores bound without a NUMA policy (`_binds_whole_cores`),
         # and the cpus its books (required FullPCPUs) leave free
@@ -162,10 +163,10 @@ class SingleNUMAColumns:
         self.full_free = np.zeros(count, np.int64)
         self.per_core = np.zeros(count, np.int64)
         # the third: FullPCPUsOnly under SingleNUMANode or Restricted, read only to find
-        # the nodes no NUMA mask can take the pod (`_refused_by_sums`), with each NUMA
-        # node's free whole-core cpus
+        # the nodes no NUMA mask can take the pod (`_refused_by_sums`); their books'
+        # cpus (required FullPCPUs: whole free cores) are in `numa_free` and
+        # `cpu_available`
         self.sums_case = np.zeros(count, np.bool_)
-        self.full_numa_free = np.zeros((count, width), np.int64)
 
     def carried(self) -> SingleNUMAColumns:
         """A copy for a refreshed index: its unchanged rows (same node objects) still
@@ -192,7 +193,7 @@ class SingleNUMAColumns:
         self.sources[row] = (run.node, bound)
         self.case[row] = self.whole_cores[row] = self.sums_case[row] = False
         self.valid[row] = self.restricted[row] = self.spread[row] = False
-        self.numa_free[row] = self.full_numa_free[row] = self.cpu_available[row] = 0
+        self.numa_free[row] = self.cpu_available[row] = 0
         self.free_cpus[row] = self.held_cpus[row] = 0
         self.full_free[row] = self.per_core[row] = 0
         self.topology_valid[row] = False
@@ -216,9 +217,7 @@ class SingleNUMAColumns:
             self.whole_cores[row] = True
         elif _refused_by_sums(run, numa_ids, self.width):
             self._build_numa(row, run, numa_ids)
-            books = _full_pcpus_books(run)
-            for position, numa in enumerate(numa_ids):
-                self.full_numa_free[row, position] = books.numa_free.get(numa, 0)
+            self._trimmed_cpus(row, _full_pcpus_books(run), numa_ids)
             self.per_core[row] = layout_of(run).per_core
             self.sums_case[row] = True
         else:
@@ -250,17 +249,18 @@ class SingleNUMAColumns:
         them: the books depend on the pod only through a required bind policy, which on
         a SpreadByPCPUs node is the node's (trimming each NUMA node's cpu amount)."""
         spread = run.node_bind == "SpreadByPCPUs"
-        policy = CPUBindPolicy.SPREAD_BY_PCPUS if spread else ""
-        opts = replace(
-            resource_options(run, None), required_cpu_bind_policy=spread, cpu_bind_policy=policy
-        )
-        books = books_of(run, opts, layout_of(run))
+        books = _books_under(run, CPUBindPolicy.SPREAD_BY_PCPUS if spread else "")
         self.spread[row] = spread
+        self._trimmed_cpus(row, books, numa_ids)
+        self.free_cpus[row], self.held_cpus[row] = books.free, books.held
+        self.topology_valid[row] = run.ctx.view.topology.is_valid()
+
+    def _trimmed_cpus(self, row: int, books: Books, numa_ids: tuple[int, ...]) -> None:
+        """Each NUMA node's free cpus and cpu amount in `books` (trimmed to those cpus
+        under a required bind policy)."""
         for position, numa in enumerate(numa_ids):
             self.numa_free[row, position] = books.numa_free.get(numa, 0)
             self.cpu_available[row, position] = books.totals.get(numa, {}).get("cpu", 0)
-        self.free_cpus[row], self.held_cpus[row] = books.free, books.held
-        self.topology_valid[row] = run.ctx.view.topology.is_valid()
 
     def subset(self, rows: Ints) -> SingleNUMAColumns:
         """The columns of `rows` alone, in that order (copies: to read, not to build)."""
@@ -339,11 +339,18 @@ def pod_binds_whole_cores(state: PodState) -> bool:
     )
 
 
+def _books_under(run: NodeRun, policy: str) -> Books:
+    """The node's books under `policy` required ("": none), whatever the pod asks for
+    (the books depend on the pod only through a required bind policy)."""
+    opts = replace(
+        resource_options(run, None), required_cpu_bind_policy=bool(policy), cpu_bind_policy=policy
+    )
+    return books_of(run, opts, layout_of(run))
+
+
 def _full_pcpus_books(run: NodeRun) -> Books:
     """The node's books under required FullPCPUs (whole free cores; cpu amounts trimmed)."""
-    opts = resource_options(run, None)
-    opts = replace(opts, required_cpu_bind_policy=True, cpu_bind_policy=CPUBindPolicy.FULL_PCPUS)
-    return books_of(run, opts, layout_of(run))
+    return _books_under(run, CPUBindPolicy.FULL_PCPUS)
 
 
 def _refused_by_sums(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
@@ -518,11 +525,13 @@ def _left(capacity: Ints, net_held: Ints) -> Ints:
 
 def _available(columns: SingleNUMAColumns, name: str, capacity: Ints, net_held: Ints) -> Ints:
     """The books' available amounts of `name` per NUMA node: what `available_numa`
-    leaves, with cpu trimmed to the usable cpus on SpreadByPCPUs rows."""
+    leaves, with cpu trimmed to the usable cpus where a bind policy is required
+    (SpreadByPCPUs rows, and the third case's FullPCPUsOnly rows)."""
     left = _left(capacity, net_held)
     if name != "cpu":
         return left
-    return np.where(columns.spread[:, None], columns.cpu_available, left)
+    trimmed = columns.spread | columns.sums_case
+    return np.where(trimmed[:, None], columns.cpu_available, left)
 
 
 def _numa_fits(
@@ -635,12 +644,9 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
         if amount <= 0:
             continue
         available = _available(columns, name, capacity, net_held)
-        if name == "cpu":
-            trimmed = np.minimum(available, columns.full_numa_free * 1000)
-            available = np.where(columns.sums_case[:, None], trimmed, available)
         short |= published & (available.sum(axis=1) < amount)
     cpu_published, _, _ = columns.amounts("cpu")
-    free = np.where(columns.sums_case[:, None], columns.full_numa_free, columns.numa_free).sum(1)
+    free = columns.numa_free.sum(axis=1)
     cpus = np.where(columns.sums_case, whole, needed)
     short |= cpu_published & (cpus > 0) & (free < cpus)
     checked = columns.case & ((needed == 0) | columns.topology_valid)

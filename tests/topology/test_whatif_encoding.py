@@ -15,7 +15,7 @@ from topology.demo import generate_demo_objects
 from topology.services import whatif_encoding
 from topology.services.answer_cache import remembered_answer
 from topology.services.whatif import node_json, pod_from_manifest
-from topology.services.whatif_encoding import encoded_nodes, encoded_shared
+from topology.services.whatif_encoding import encoded_shared
 
 
 def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
@@ -29,19 +29,6 @@ def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def demo() -> ClusterSnapshot:
     return snapshot_from_objects(generate_demo_objects(nodes=40, seed=3))
-
-
-@pytest.mark.parametrize("scheduler", ["auto", "scheduler-plugins", "crane", "koordinator"])
-@pytest.mark.parametrize(
-    "manifest", [pod("500m", "512Mi"), pod("8", "16Gi", lsr=True), pod("200", "1Ti")]
-)
-def test_encoded_nodes_are_the_reference_json(
-    demo: ClusterSnapshot, manifest: dict[str, Any], scheduler: str
-) -> None:
-    result = place(demo, pod_from_manifest(manifest), 3, scheduler=scheduler)
-    verdicts = result.nodes
-    assert orjson.loads(encoded_nodes(verdicts, node_json)) == [node_json(v) for v in verdicts]
-    assert encoded_nodes(verdicts, node_json) == orjson.dumps([node_json(v) for v in verdicts])
 
 
 @pytest.mark.parametrize("scheduler", ["auto", "scheduler-plugins", "crane", "koordinator"])
@@ -102,9 +89,9 @@ def test_the_demo_answers_cover_every_kind_of_verdict(demo: ClusterSnapshot) -> 
 
 
 def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> None:
-    verdicts = place(demo, pod_from_manifest(pod("1", "1Gi")), 0).nodes
+    shared = place(demo, pod_from_manifest(pod("1", "1Gi")), 0).shared_verdicts()
     with pytest.raises(ValueError, match="must start with node, fits, score"):
-        encoded_nodes(verdicts, lambda v: {"fits": v.fits, "node": v.node, "score": v.score})
+        encoded_shared(shared, lambda v: {"fits": v.fits, "node": v.node, "score": v.score})
 
 
 @pytest.mark.django_db

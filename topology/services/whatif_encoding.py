@@ -5,9 +5,10 @@ encoding the list took about as long as judging the scheduler-plugins nodes. Mos
 verdicts share everything but their node name and score (fits, no reasons, the same
 notes), so the rest of each object is encoded once per distinct value and reused.
 
-`encoded_shared` goes further for a whole what-if: rows the judgement knows to share
-a tail (`SharedVerdicts`) are written from their name and score alone, and no verdict
-is built for them but the first of each kind.
+`encoded_shared` writes a whole what-if that way: rows the judgement knows to share a
+tail (`SharedVerdicts`) are written from their name and score alone, and no verdict is
+built for them but the first of each kind; the others' tails are encoded once per
+distinct value.
 
 The bytes are exactly `orjson.dumps([node_json(v) for v in verdicts])`; the tests hold
 them to it.
@@ -15,7 +16,7 @@ them to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -41,25 +42,15 @@ def _tail_key(verdict: NodeVerdict) -> tuple[Any, ...]:
     )
 
 
-def encoded_nodes(
-    verdicts: Iterable[NodeVerdict], node_json: Callable[[NodeVerdict], Mapping[str, Any]]
-) -> bytes:
-    """The JSON array of `node_json(v)` for each verdict, in order.
-
-    `node_json` gives the reference object. Its keys must start with node, fits and
-    score, which are encoded per node; the rest is encoded once per distinct value.
-    """
-    tails: dict[tuple[Any, ...], bytes] = {}
-    parts = [_verdict_object(verdict, node_json, tails) for verdict in verdicts]
-    return b"[" + b",".join(parts) + b"]"
-
-
 def encoded_shared(
     shared: SharedVerdicts, node_json: Callable[[NodeVerdict], Mapping[str, Any]]
 ) -> bytes:
-    """`encoded_nodes` of every verdict of a what-if, in order, from `shared`.
+    """The JSON array of `node_json(v)` for every verdict of a what-if, in order, from
+    `shared`.
 
-    The loop is written out: it runs once per node, 5,000 times a what-if."""
+    `node_json` gives the reference object. Its keys must start with node, fits and
+    score, which are encoded per node; the rest is encoded once per key or distinct
+    value. The loop is written out: it runs once per node, 5,000 times a what-if."""
     own_tails: dict[tuple[Any, ...], bytes] = {}
     tails: dict[Any, bytes] = {}
     names, fits, scores, keys = (
