@@ -45,6 +45,8 @@ class CPULayout:
     per_core: int
     uniform: bool
     core_cpus: Mapping[int, frozenset[int]]
+    # each NUMA node's cores (their cpus, lowest first) for the cores its cpus are on
+    numa_cores: Mapping[int, tuple[tuple[int, ...], ...]]
 
 
 @lru_cache(maxsize=512)
@@ -57,6 +59,13 @@ def cpu_layout(rows: tuple[tuple[int, int, int, int], ...]) -> CPULayout:
         node_cpus.setdefault(info.node, set()).add(cpu)
         core_cpus.setdefault(info.core, []).append(cpu)
     node_of = {cpu: info.node for cpu, info in topology.details.items()}
+    numa_cores = {
+        node: tuple(
+            tuple(sorted(core_cpus[core]))
+            for core in sorted({topology.details[cpu].core for cpu in cpus})
+        )
+        for node, cpus in node_cpus.items()
+    }
     uniform = (
         all(len(cpus) == topology.cpus_per_core() for cpus in core_cpus.values())
         and all(len({node_of[c] for c in cpus}) == 1 for cpus in core_cpus.values())
@@ -70,6 +79,7 @@ def cpu_layout(rows: tuple[tuple[int, int, int, int], ...]) -> CPULayout:
         topology.cpus_per_core(),
         uniform,
         {core: frozenset(cpus) for core, cpus in core_cpus.items()},
+        numa_cores,
     )
 
 

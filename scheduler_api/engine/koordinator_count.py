@@ -320,23 +320,29 @@ class Filler:
         if needed <= 0 or amounts.get("cpu", 0) != needed * 1000:
             return None  # cpus not as amounts say: the take decides, copy by copy
         limit = min(room, alike_copies(self.run, numa, amounts))
-        takes = spread_takes(self._free_cores(numa), needed, limit)
+        cores = self._free_cores(numa)
+        takes = spread_takes(cores, needed, limit)  # consumes what each take took from cores
         for index, taken in enumerate(takes, start=count):
             held = HeldAllocation(f"{UID_PREFIX}{index}", taken, self.policy, {numa: dict(amounts)})
             self.state.add(held, self.layout.topology)
-        if takes:
+        if takes and self.stale:
             self._refresh_taken(frozenset().union(*takes), placed)
+        elif takes:  # the required SpreadByPCPUs filter leaves a cpu of each core with one
+            self._refresh_numa(numa, usable=sum(1 for cpus in cores if cpus))
         return len(takes)
 
     def _free_cores(self, numa: int) -> list[list[int]]:
         """The available cpus of each core of NUMA node `numa`, lowest first."""
-        view, held, layout = self.run.ctx.view, self.state.cpus, self.layout
-        limit = view.max_ref_count
-        in_numa = layout.node_cpus.get(numa, frozenset())
-        taken = {cpu for cpu in in_numa if cpu in held and held[cpu].ref_count >= limit}
-        unavailable = taken | view.reserved_cpus
-        cores = {layout.core_of[cpu] for cpu in in_numa}
-        return [sorted(layout.core_cpus[core] - unavailable) for core in cores]
+        view, held = self.run.ctx.view, self.state.cpus
+        limit, reserved = view.max_ref_count, view.reserved_cpus
+        return [
+            [
+                cpu
+                for cpu in core
+                if cpu not in reserved and (cpu not in held or held[cpu].ref_count < limit)
+            ]
+            for core in self.layout.numa_cores.get(numa, ())
+        ]
 
     def _assume_many(self, numa: int, copy: Copy, count: int, more: int) -> None:
         """`more` copies like `copy` into the state and the books, as `_assume` would one
@@ -358,21 +364,29 @@ class Filler:
         free = self.books.free - copy.cpus_taken * more
         self.books = Books(totals, numa_free, free, -1)
 
-    def _refresh_numa(self, numa: int) -> None:
-        """Picking mode on a uniform layout: the books after a take from one NUMA node."""
-        view, layout, books = self.run.ctx.view, self.layout, self.books
-        in_numa, held = layout.node_cpus.get(numa, frozenset()), self.state.cpus
-        limit = view.max_ref_count
+    def _refresh_numa(self, numa: int, *, usable: int | None = None) -> None:
+        """Picking mode on a uniform layout: the books after a take from one NUMA node.
+
+        `usable`: the NUMA node's usable cpus, when the caller knows how many."""
+        books = self.books
+        if usable is None:
+            usable = len(self._usable_in(numa))
+        numa_free = {**books.numa_free, numa: usable}
+        totals = {**books.totals, **numa_totals(self.run, {numa})}
+        if self.opts.required_cpu_bind_policy:
+            trim(totals, numa_free)  # a uniform layout: usable cpus per NUMA node
+        free = books.free + usable - books.numa_free.get(numa, 0)
+        self.books = Books(totals, numa_free, free, len(self.state.cpus))
+
+    def _usable_in(self, numa: int) -> frozenset[int]:
+        """The cpus of NUMA node `numa` allocateCPUSet may take (after the bind filter)."""
+        view, layout, held = self.run.ctx.view, self.layout, self.state.cpus
+        in_numa, limit = layout.node_cpus.get(numa, frozenset()), view.max_ref_count
         taken = {cpu for cpu in in_numa if cpu in held and held[cpu].ref_count >= limit}
         usable = in_numa - taken - view.reserved_cpus
         if self.opts.required_cpu_bind_policy:
             usable = bind_filter(self.opts.cpu_bind_policy, usable, layout)
-        numa_free = {**books.numa_free, numa: len(usable)}
-        totals = {**books.totals, **numa_totals(self.run, {numa})}
-        if self.opts.required_cpu_bind_policy:
-            trim(totals, numa_free)  # a uniform layout: usable cpus per NUMA node
-        free = books.free + len(usable) - books.numa_free.get(numa, 0)
-        self.books = Books(totals, numa_free, free, len(self.state.cpus))
+        return usable
 
     def _single_copy(self, mask: frozenset[int]) -> Copy | None:
         """The copy the NUMA node of `mask` would take alone, if it has room for one:
@@ -414,10 +428,10 @@ class Filler:
         if not fits:
             return None
         opts = with_hint(self.opts, hint)
-        if ops.attempt(self.run, opts) is not None:
+        if not self._filter_attempted() and ops.attempt(self.run, opts) is not None:
             return None
         amounts = placed_amounts(self.run, opts, books, hint)
-        assert not isinstance(amounts, Reason)  # attempt() just succeeded with them
+        assert not isinstance(amounts, Reason)  # the attempt succeeded with them
         if self.picking:
             return self._picked_copy(opts, amounts)
         if not self.run.request_cpu_bind:
@@ -426,6 +440,12 @@ class Filler:
             raise Undecided("cpus taken outside any NUMA amount on a multi-node layout")
         return Copy(amounts, cpu_counts=cpu_counts(opts, books, amounts),
                     cpus_taken=opts.num_cpus_needed)  # fmt: skip
+
+    def _filter_attempted(self) -> bool:
+        """Did an admitting Filter end with this copy's very allocation attempt? Under a
+        NUMA policy it does (FilterByNUMANode: the merged hint, the same options and
+        books); under none it tries one only for a required bind policy."""
+        return self.run.numa_policy != NUMATopologyPolicy.NONE
 
     def _picked_copy(self, opts: ResourceOptions, amounts: dict[int, dict[str, int]]) -> Copy:
         """Picking mode: the copy with the cpuset Reserve would take."""

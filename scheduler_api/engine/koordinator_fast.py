@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add as add_ints
+from typing import cast
 
 from scheduler_api.engine import koordinator
 from scheduler_api.engine.koordinator import (
@@ -80,6 +81,8 @@ from scheduler_api.engine.snapshot import (
     PodSpec,
     ReservationSnapshot,
 )
+
+VIEW_ROWS_KEPT = 16  # derived rows kept per node view
 
 # --- one allocation attempt, decided by counts --------------------------------------------------
 
@@ -163,10 +166,10 @@ def _merged_preferred(run: NodeRun, hints: dict[str, list[Hint]]) -> bool:
     exclusive-compatible (no list: no preference, admitted; empty lists: refused).
     BestEffort: the merge itself.
     """
-    statuses, exclusive = numa_statuses(run), exclusive_policy(run)
-    lists = list(hints.values())
     if run.numa_policy == NUMATopologyPolicy.RESTRICTED:
         return True
+    statuses, exclusive = numa_statuses(run), exclusive_policy(run)
+    lists = list(hints.values())
     if run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE and all(h == lists[0] for h in lists):
         if not lists or not lists[0]:
             return not lists
@@ -363,8 +366,15 @@ def _barred(generator: HintsGenerator, numa_ids: tuple[int, ...]) -> frozenset[i
 
 
 def _published_rows(view: NodeView, names: tuple[str, ...]) -> list[list[int]]:
-    """Per name, each NUMA node's published amount (by position)."""
-    return [[view.resources_of(numa).get(name, 0) for numa in view.numa_nodes()] for name in names]
+    """Per name, each NUMA node's published amount (by position); kept with the view
+    (a count walks hints copy after copy on one node). Not to be changed."""
+    key = ("published rows", names)
+    rows = view.derived.get(key)
+    if rows is None:
+        rows = [[view.resources_of(n).get(name, 0) for n in view.numa_nodes()] for name in names]
+        if len(view.derived) < VIEW_ROWS_KEPT:  # weights come from configs: bounded
+            view.derived[key] = rows
+    return cast(list[list[int]], rows)
 
 
 def is_published(view: NodeView, name: str) -> bool:

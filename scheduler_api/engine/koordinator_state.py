@@ -116,8 +116,11 @@ class NodeView:
     # each NUMA node's resource names (by position), and every name one of them publishes
     resource_names: tuple[frozenset[str], ...] = field(init=False, repr=False, compare=False)
     published: frozenset[str] = field(init=False, repr=False, compare=False)
+    # what hint walks derive from the view alone, kept (never changed in place)
+    derived: dict[tuple[object, ...], object] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "derived", {})
         object.__setattr__(self, "_numa_ids", tuple(numa for numa, _ in self.numa_resources))
         first = {numa: r for numa, r in reversed(self.numa_resources)}  # the first id wins
         object.__setattr__(self, "_by_numa", first)
