@@ -52,6 +52,13 @@ valid topology. A copy takes the lowest cpu of as many cores, and whether a core
 still offers one depends on which cpus earlier copies took, so its copies are left to
 the reference.
 
+A FullPCPUsOnly node under SingleNUMANode or Restricted (the third case's node, below)
+is judged the same way, for a pod that binds cpus of its own accord: its books keep
+whole free cores, trimming each NUMA node's cpu amount to their cpus; Filter first
+refuses cpus that are no whole number of cores (the bind checks: left to the
+reference). A copy takes whole cores inside one NUMA node, so each NUMA node loses
+exactly the cpus it gave, and under SingleNUMANode its copies are counted here.
+
 A SingleNUMANode node with one NUMA node is in the case too, for a pod that binds no
 cpus. There the merge's single hint is every NUMA node, which SingleNUMANode turns
 into no hint at all: the pod is admitted with no NUMA node, scored on the node's
@@ -217,9 +224,16 @@ class SingleNUMAColumns:
             self.whole_cores[row] = True
         elif _refused_by_sums(run, numa_ids, self.width):
             self._build_numa(row, run, numa_ids)
-            self._trimmed_cpus(row, _full_pcpus_books(run), numa_ids)
+            books = _full_pcpus_books(run)
+            self._trimmed_cpus(row, books, numa_ids)
             self.per_core[row] = layout_of(run).per_core
             self.sums_case[row] = True
+            if _single_numa_merge(run, numa_ids):  # judged as the single-NUMA case too
+                self.free_cpus[row], self.held_cpus[row] = books.free, books.held
+                self.topology_valid[row] = True  # `_refused_by_sums` asks for a valid one
+                policy = node_numa_policy(run.node, run.ctx.view)
+                self.restricted[row] = policy == NUMATopologyPolicy.RESTRICTED
+                self.case[row] = True
         else:
             return
         node = run.node
@@ -308,15 +322,22 @@ def _node_in_case(run: NodeRun, numa_ids: tuple[int, ...], width: int) -> bool:
     """The single-NUMA case's node (module docstring): SingleNUMANode, or Restricted on
     at least two NUMA nodes; no bind policy, or SpreadByPCPUs."""
     view = run.ctx.view
-    policy = node_numa_policy(run.node, view)
-    restricted = policy == NUMATopologyPolicy.RESTRICTED and len(numa_ids) >= 2
     return (
         run.node_bind in ("None", "SpreadByPCPUs")
-        and (policy == NUMATopologyPolicy.SINGLE_NUMA_NODE or restricted)
+        and _single_numa_merge(run, numa_ids)
         and 1 <= len(numa_ids) <= width
-        and all(a < b for a, b in zip(numa_ids, numa_ids[1:], strict=False))
         and len(set(view.resource_names)) == 1
         and view.max_ref_count == 1
+    )
+
+
+def _single_numa_merge(run: NodeRun, numa_ids: tuple[int, ...]) -> bool:
+    """Does a merge of single-NUMA hints decide the node (SingleNUMANode, or Restricted
+    on at least two NUMA nodes), its ids ascending (the first hint wins a tie)?"""
+    policy = node_numa_policy(run.node, run.ctx.view)
+    restricted = policy == NUMATopologyPolicy.RESTRICTED and len(numa_ids) >= 2
+    return (policy == NUMATopologyPolicy.SINGLE_NUMA_NODE or restricted) and all(
+        a < b for a, b in zip(numa_ids, numa_ids[1:], strict=False)
     )
 
 
@@ -587,26 +608,31 @@ def judge(
     columns = columns_of(index, config)
     with columns.lock:  # another what-if on this index may build rows for its reservations
         built = _built_rows(index, columns, wanted, pod, state, config, reservations_on)
-        single_rows = columns.case & (~columns.spread | spread) & single
+        # a required bind policy's rows (SpreadByPCPUs, FullPCPUsOnly) bind any whole-cpu
+        # pod: in the single-NUMA case only for one binding cpus itself, as `spread` says
+        requires = columns.spread | columns.sums_case
+        single_rows = columns.case & (~requires | spread) & single
         candidates = built & (single_rows | ((columns.whole_cores | columns.sums_case) & whole))
         if not candidates.any():
             return None
         needed = state.num_cpus_needed if state.request_cpu_bind else 0
-        return _verdicts(columns, candidates, state, config, needed)
+        return _verdicts(columns, candidates, single_rows, state, config, needed)
 
 
 def _verdicts(
     columns: SingleNUMAColumns,
     candidates: Bools,
+    single_rows: Bools,
     state: PodState,
     config: KoordConfig,
     needed: int,
 ) -> ColumnVerdicts:
     """Filter, Score and copies of the candidate rows, worked out on those rows only (a
-    few hundred of the index's thousands) and spread back over the index's rows."""
+    few hundred of the index's thousands) and spread back over the index's rows; only
+    `single_rows` are decided as the single-NUMA case."""
     rows = np.flatnonzero(candidates)
     part = columns.subset(rows)
-    found = _candidate_verdicts(part, state, config, needed)
+    found = _candidate_verdicts(part, single_rows[rows], state, config, needed)
     if part.whole_cores.any():
         found = _with_whole_cores(part, found, state, config)
     count = len(candidates)
@@ -649,24 +675,35 @@ def _nothing_fits(columns: SingleNUMAColumns, state: PodState, needed: int) -> I
     free = columns.numa_free.sum(axis=1)
     cpus = np.where(columns.sums_case, whole, needed)
     short |= cpu_published & (cpus > 0) & (free < cpus)
-    checked = columns.case & ((needed == 0) | columns.topology_valid)
-    checked |= columns.sums_case & (whole % np.maximum(columns.per_core, 1) == 0)
+    checked = columns.case & ~columns.sums_case & ((needed == 0) | columns.topology_valid)
+    checked |= columns.sums_case & _aligned(columns, whole)
     return np.where(short & checked, group, -1)
 
 
+def _aligned(columns: SingleNUMAColumns, cpus: int) -> Bools:
+    """Rows where `cpus` are whole cores (required FullPCPUs' bind check)."""
+    return np.asarray(cpus % np.maximum(columns.per_core, 1) == 0, np.bool_)
+
+
 def _candidate_verdicts(
-    columns: SingleNUMAColumns, state: PodState, config: KoordConfig, needed: int
+    columns: SingleNUMAColumns,
+    single_rows: Bools,
+    state: PodState,
+    config: KoordConfig,
+    needed: int,
 ) -> ColumnVerdicts:
-    """Filter, Score and copies of the single-NUMA case's rows of `columns`, and the
-    refusals `_nothing_fits` finds (see the module docstring); `needed`: the cpus a pod
-    binding cpus takes (0: it binds none)."""
+    """Filter, Score and copies of the single-NUMA case's rows of `columns` (those of
+    `single_rows`), and the refusals `_nothing_fits` finds (see the module docstring);
+    `needed`: the cpus a pod binding cpus takes (0: it binds none)."""
     requests = state.requests
     fits, copies, asks_published = _numa_fits(columns, requests)
     # one NUMA node: SingleNUMANode's merge turns the hint (every NUMA node) into "any"
     alone = (columns.valid.sum(axis=1) == 1) & ~columns.restricted
     if needed:
         fits, copies = _with_cpus(columns, fits, copies, needed)
-    decided = columns.case & asks_published & fits.any(axis=1)
+    decided = single_rows & asks_published & fits.any(axis=1)
+    # required FullPCPUs' bind check refuses cpus that are not whole cores
+    decided &= ~columns.sums_case | _aligned(columns, needed)
     if needed:  # cpus taken "anywhere" on one NUMA node: left to the reference
         decided &= ~alone & columns.topology_valid
     chosen = _chosen_positions(columns, fits, requests, config)

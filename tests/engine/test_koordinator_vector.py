@@ -194,6 +194,7 @@ def row_kind(judged: Judgement, config: KoordConfig, row: int) -> str:
             ("whole cores", columns.whole_cores),
             ("Restricted", columns.restricted),
             ("SpreadByPCPUs", columns.spread),
+            ("FullPCPUsOnly", columns.sums_case & columns.case),
         )
         if flags[row]
     ]
@@ -278,6 +279,10 @@ KINDS = {
     "FullPCPUsOnly under a NUMA policy, large pods": (
         numa_policy_full_pcpus_nodes,
         large_binding_pods,
+    ),
+    "FullPCPUsOnly under a NUMA policy, pods binding cpus": (
+        numa_policy_full_pcpus_nodes,
+        binding_pods,
     ),
     "Restricted and SpreadByPCPUs nodes, any pod": (restricted_spread_nodes, case_pods),
     "Restricted and SpreadByPCPUs nodes, large pods": (restricted_spread_nodes, large_binding_pods),
@@ -469,3 +474,35 @@ def test_restricted_spread_nodes_are_judged_on_columns_and_counted_by_the_refere
     assert (got.fits, got.score, got.numa_zones) == (True, want.score, want.numa_zones)
     counted = judged.fill_copy_by_copy(0, 100, fast=False)
     assert dict(judged.fill_all(100)) == {"k0": counted} and counted == 4  # 8 cpus, 2 a copy
+
+
+def test_full_pcpus_nodes_under_a_numa_policy_are_judged_and_counted_on_columns() -> None:
+    """FullPCPUsOnly under SingleNUMANode: the books keep whole free cores, a single
+    NUMA node takes each copy whole cores at a time, so the columns decide the node and
+    count its copies (under Restricted the reference counts them). Cpus that are no
+    whole number of cores are refused by the bind check: left to the reference."""
+    smt = tuple((cpu, cpu // 2, 0, cpu // 4) for cpu in range(8))  # 2 cpus a core
+    full = {LABEL_NUMA_TOPOLOGY_POLICY: "SingleNUMANode", LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"}
+    node = replace(two_numa_node(), labels=full, cpus=smt)
+    judged = judgement((node,), (), LSR, KoordConfig())
+    assert judged.koordinator is not None
+    assert (judged.koordinator.decided.tolist(), judged.koordinator.counted.tolist()) == (
+        [True], [True],
+    )  # fmt: skip
+    want = judge_node(node, LSR, Scheduler.KOORDINATOR, judged.configs, ())
+    got = judged.verdict(0)
+    assert (got.fits, got.score, got.numa_zones) == (True, want.score, want.numa_zones)
+    counted = judged.fill_copy_by_copy(0, 100, fast=False)
+    assert dict(judged.fill_all(100)) == {"k0": counted} and counted == 4  # a core a copy
+    restricted = replace(node, labels={**full, LABEL_NUMA_TOPOLOGY_POLICY: "Restricted"})
+    judged = judgement((restricted,), (), LSR, KoordConfig())
+    assert judged.koordinator is not None
+    assert (judged.koordinator.decided.tolist(), judged.koordinator.counted.tolist()) == (
+        [True], [False],
+    )  # fmt: skip
+    odd = pod(container("c", {"cpu": "3", "memory": "1Gi"}), name="p",
+              labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
+    judged = judgement((node,), (), odd, KoordConfig())
+    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [False]
+    want = judge_node(node, odd, Scheduler.KOORDINATOR, judged.configs, ())
+    assert not want.fits and judged.verdict(0).reasons == want.reasons
