@@ -448,6 +448,13 @@ def one_zone_verdict(zone: CraneZone, request: Mapping[str, int]) -> PlacementRe
     return _verdict((ZoneResult(zone.name, zone.numa_id, dict(request)),), True)
 
 
+def one_zone_greedy_verdict(zone: CraneZone, request: Mapping[str, int]) -> PlacementResult:
+    """The verdict of a node that is not topology-aware, whose sort put `zone` first and
+    whose greedy fill finishes there: `_take` places each fixed resource's whole request."""
+    placed = {name: request.get(name, 0) for name in FIXED_RESOURCES}
+    return _verdict((ZoneResult(zone.name, zone.numa_id, placed),), False)
+
+
 def _verdict(results: tuple[ZoneResult, ...] | None, aware: bool) -> PlacementResult:
     if results is None:
         return refused(Reason(ReasonCheck.INSUFFICIENT_NUMA, message=ERR_NIL_MAP_PANIC))

@@ -21,6 +21,12 @@ Topology-aware nodes (`aware_verdicts`): the whole request goes to one zone, the
 Go's sort puts first among those without a shortfall; the verdict depends only on
 that zone, and the copies on each zone's free amounts (see the function).
 
+Nodes that are not topology-aware (`greedy_verdicts`): where the zone Go's sort puts
+first holds the whole request, the greedy fill ends there, and the verdict depends only
+on that zone. Their copies are the node-level filters' limit wherever
+`crane_count.greedy_never_empty` vouches for that many (worked out here as a bound per
+row); the other rows are filled copy by copy.
+
 Property tests hold every row to `whatif_systems.judge_node` and to the copy-by-copy
 fill.
 """
@@ -33,11 +39,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_api.engine.crane import (
+    FIXED_RESOURCES,
     CraneConfig,
     CraneZone,
     claimed_zones,
     compared_resources,
     evaluate,
+    one_zone_greedy_verdict,
     one_zone_verdict,
     pinned_containers,
     published_amounts,
@@ -144,6 +152,73 @@ def aware_verdicts(
     return AwareVerdicts(decided, found, copies_by_row)
 
 
+# --- nodes that are not topology-aware: the greedy fill ----------------------------------------
+
+
+@dataclass(frozen=True)
+class GreedyVerdicts:
+    """Rows decided on their zones (`decided`), the verdict of each (one per first zone,
+    shared), and per row the most copies none of whose greedy fills can come out empty
+    (`crane_count.greedy_never_empty`; -1 on the other rows)."""
+
+    decided: Bools
+    verdicts: dict[int, PlacementResult]
+    never_empty: Ints
+
+
+def greedy_verdicts(
+    index: NRTIndex, pod: PodSpec, rows: Bools, config: CraneConfig
+) -> GreedyVerdicts | None:
+    """Filter, Score and a bound on the copies of the rows of `rows` where the pod is not
+    topology-aware and the zone sorted first takes the whole request; None when the pod
+    is not in the case.
+
+    The case: the pod has containers to pin and requests only resources `_take` places
+    (any other one panics upstream); the node publishes a Crane NRT, its policy is
+    Static, its zones (at most 12) have unique NUMA ids. assignTopologyResult sorts every
+    zone by free cpu as `aware_verdicts` says, then fills greedily, each zone's cpu
+    rounded down to whole cores first; where the first zone has at least the request of
+    every fixed resource (nothing, for one not requested), the fill takes it all there
+    and finishes: one zone, Score 100, whatever the other zones hold.
+    """
+    indices = pinned_containers(pod, config)
+    if not indices:
+        return None
+    request = target_request(pod, indices, config)
+    if not any(request.values()) or any(name not in FIXED_RESOURCES for name in request):
+        return None
+    candidates = rows & index.crane_nrt & index.crane_static
+    in_case = [
+        (row, listed)
+        for row in np.flatnonzero(candidates).tolist()
+        if not topology_aware(index.nodes[row], pod)
+        and _zones_in_case(listed := claimed_zones(index.nodes[row]))
+    ]
+    if not in_case:
+        return None
+    members, zones = [row for row, _ in in_case], [listed for _, listed in in_case]
+    table = _ZoneTable(zones, request)
+    chosen = table.first_after_sort(table.valid)
+    takes_all = np.ones(len(members), np.bool_)
+    for name in FIXED_RESOURCES:
+        free = table.whole_core_free if name == "cpu" else table.free[name]
+        first = np.take_along_axis(free, chosen[:, None], 1)[:, 0]
+        takes_all &= first >= request.get(name, 0)
+    bound = table.never_empty()
+    count = len(index.nodes)
+    decided, never_empty = np.zeros(count, np.bool_), np.full(count, -1, np.int64)
+    found: dict[int, PlacementResult] = {}
+    shared: dict[tuple[str, int], PlacementResult] = {}
+    for position in np.flatnonzero(takes_all).tolist():
+        row, zone = members[position], zones[position][int(chosen[position])]
+        key = (zone.name, zone.numa_id)
+        if key not in shared:
+            shared[key] = one_zone_greedy_verdict(zone, request)
+        decided[row], found[row] = True, shared[key]
+        never_empty[row] = bound[position]
+    return GreedyVerdicts(decided, found, never_empty)
+
+
 def _zones_in_case(zones: tuple[CraneZone, ...]) -> bool:
     return 0 < len(zones) <= GO_INSERTION_SORT_MAX and len({z.numa_id for z in zones}) == len(zones)
 
@@ -157,11 +232,15 @@ class _ZoneTable:
         self.names = compared_resources(request)
         self.valid = np.zeros((len(zones), width), np.bool_)
         self.free = {name: np.zeros((len(zones), width), np.int64) for name in self.names}
+        # free cpu once the greedy fill rounds the zone's allocatable down to whole cores
+        self.whole_core_free = np.zeros((len(zones), width), np.int64)
         for position, listed in enumerate(zones):
             for column, zone in enumerate(listed):
                 self.valid[position, column] = True
                 for name in self.names:
                     self.free[name][position, column] = zone.free(name)
+                whole = zone.allocatable.get("cpu", 0) // 1000 * 1000
+                self.whole_core_free[position, column] = whole - zone.requested.get("cpu", 0)
 
     def fitting(self) -> Bools:
         """fitsRequestForNUMANode per zone: no compared resource short."""
@@ -186,6 +265,26 @@ class _ZoneTable:
         lowest = np.iinfo(np.int64).min
         first = np.argmax(np.where(live, keys, lowest), axis=1)
         return np.take_along_axis(order, first[:, None], 1)[:, 0]
+
+    def never_empty(self) -> Ints:
+        """Per row, the most copies `crane_count.greedy_never_empty` vouches for: some
+        requested fixed resource's positive free total (cpu in whole cores) exceeds that
+        many greedy debits (each the request of its basis, cpu for memory, plus the
+        zones' shortfalls of it). -1 where not even none would."""
+        best = np.full(self.valid.shape[0], -1, np.int64)
+        for name in FIXED_RESOURCES:
+            if self.request.get(name, 0) <= 0:
+                continue
+            basis = "cpu" if name == "memory" else name
+            free = self._greedy_free(name)
+            positive = np.where(self.valid, np.maximum(free, 0), 0).sum(axis=1)
+            short = np.where(self.valid, np.maximum(-self._greedy_free(basis), 0), 0).sum(axis=1)
+            debit = self.request.get(basis, 0) + short  # at least the cpu request: above 0
+            best = np.maximum(best, (positive - 1) // np.maximum(debit, 1))
+        return best
+
+    def _greedy_free(self, name: str) -> Ints:
+        return self.whole_core_free if name == "cpu" else self.free[name]
 
     def copies(self) -> Ints:
         """`crane_count.aware_copies` per row: each zone's copies summed (UNLIMITED when

@@ -157,8 +157,12 @@ class Judgement:
         # shared filters' count alone)
         self.crane_counted = np.zeros(len(index.nodes), np.bool_)
         self.crane_copies = np.full(len(index.nodes), crane_count.UNLIMITED, np.int64)
+        # greedy Crane rows: the most copies known to fit (the node filters' limit
+        # counts them where it is no more; -1: none known)
+        self.crane_never_empty = np.full(len(index.nodes), -1, np.int64)
         shared = self._crane_shared(crane)
-        decided |= shared | self._crane_aware(crane & ~shared)
+        aware = self._crane_aware(crane & ~shared)
+        decided |= shared | aware | self._crane_greedy(crane & ~shared & ~aware)
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
             self._rejudge(int(row))
         self._top: frozenset[int] | None = None
@@ -239,6 +243,19 @@ class Judgement:
         self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
         return found.decided
 
+    def _crane_greedy(self, rows: Bools) -> Bools:
+        """Rows of `rows` decided on their zones (`crane_vector.greedy_verdicts`): nodes
+        that are not topology-aware whose greedy fill finishes in the zone sorted first."""
+        found = crane_vector.greedy_verdicts(self.index, self.pod, rows, self.configs.crane)
+        if found is None:
+            return np.zeros(len(self.index.nodes), np.bool_)
+        for row, result in found.verdicts.items():
+            self.exact[row] = result
+            self.score[row] = _raw_score(result)
+        self.fits[found.decided] = True
+        self.crane_never_empty = np.where(found.decided, found.never_empty, self.crane_never_empty)
+        return found.decided
+
     def _settle_node_fit_refusals(self, rows: Bools) -> None:
         """Rows of `rows` (refused by the shared filters) settled with those filters'
         verdicts, read off the columns: every system refuses them alike. Equal reasons
@@ -312,6 +329,7 @@ class Judgement:
         result = self._judge(row, allocate=False)
         self.exact[row] = result
         self.crane_counted[row] = False  # judged on its own books now
+        self.crane_never_empty[row] = -1
         self.fits[row] = result.fits
         self.score[row] = _raw_score(result)
         self.cache.pop(row, None)
@@ -500,6 +518,7 @@ class Judgement:
         clone.index = self.index.copy()
         clone.fits, clone.score = self.fits.copy(), self.score.copy()
         clone.crane_counted = self.crane_counted.copy()
+        clone.crane_never_empty = self.crane_never_empty.copy()
         clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
         return clone
 
@@ -539,20 +558,23 @@ class Judgement:
     def _column_counts(self, limit: int) -> Ints:
         """Copies per row where columns count them: scheduler-plugins rows, the rows
         Koordinator's columns decided and counted (their NUMA nodes' copies, within the
-        node-level filters' limit), and Crane's counted rows (their zones' copies within
-        that limit); UNDECIDED elsewhere."""
+        node-level filters' limit), Crane's counted rows (their zones' copies within
+        that limit), and greedy Crane rows whose fills cannot come out empty up to that
+        limit (`crane_count.fill_count`: the limit); UNDECIDED elsewhere."""
         members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
         counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
         if members.any():
             counted = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
             counts = np.where(members, counted, counts)
         decided = self._koordinator_decided()
-        if not decided.any() and not self.crane_counted.any():
+        greedy = self.crane_never_empty >= 0
+        if not decided.any() and not self.crane_counted.any() and not greedy.any():
             return counts
         cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
         if self.koordinator is not None and decided.any():
             known = decided & self.koordinator.counted
             counts = np.where(known, np.minimum(cap, self.koordinator.copies), counts)
+        counts = np.where(greedy & (cap <= self.crane_never_empty), cap, counts)
         copies = self.crane_copies
         crane = np.where(copies == crane_count.UNLIMITED, cap, np.minimum(cap, copies))
         return np.where(self.crane_counted, crane, counts)

@@ -17,7 +17,8 @@ from dataclasses import replace
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.crane_vector import aware_verdicts, shared_verdicts
+from scheduler_api.engine.crane_vector import aware_verdicts, greedy_verdicts, shared_verdicts
+from scheduler_api.engine.nrt_count_vector import node_fit_counts
 from scheduler_api.engine.snapshot import (
     AllocationSource,
     ClusterSnapshot,
@@ -71,6 +72,13 @@ def _aware_rows(judgement: Judgement) -> int:
     return 0 if found is None else int(found.decided.sum())
 
 
+def _greedy_rows(judgement: Judgement) -> int:
+    crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
+    rows = crane & node_fit(judgement.index, judgement.request)
+    found = greedy_verdicts(judgement.index, judgement.pod, rows, judgement.configs.crane)
+    return 0 if found is None else int(found.decided.sum())
+
+
 def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnapshot) -> None:
     counts = dict(judgement.fill_all(LIMIT))
     for row, node in enumerate(snapshot.nodes):
@@ -100,6 +108,7 @@ def test_every_crane_row_equals_the_reference(
     judgement = evaluate(snapshot, pod, scheduler=scheduler)._judgement
     event(f"groups sharing a verdict: {_shared_groups(judgement)}")
     event(f"rows decided on their zones: {min(_aware_rows(judgement), 2)}+")
+    event(f"greedy rows decided on their zones: {min(_greedy_rows(judgement), 2)}+")
     _assert_rows_equal_the_reference(judgement, snapshot)
 
 
@@ -153,17 +162,20 @@ def test_a_bound_replica_is_judged_again_on_its_own_books() -> None:
 
 
 @st.composite
-def wide_aware_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
-    """Topology-aware Static Crane nodes of 5-13 zones whose free cpu ties often: Go's
-    sort.Slice reorders ties in its Shell pass from 7 candidates, and pivots above 12."""
+def wide_aware_nodes(draw: st.DrawFn, name: str, aware: bool = True) -> NodeSnapshot:
+    """Topology-aware (or, with `aware` False, greedy) Static Crane nodes of 5-13 zones
+    whose free cpu ties often: Go's sort.Slice reorders ties in its Shell pass from 7
+    candidates, and pivots above 12. Greedy nodes' zones now and then hold part of a
+    core (the fill rounds it off), little memory, or less than their claims."""
     count = draw(st.integers(5, 13))
     zones = []
     for numa in range(count):
-        cpu = draw(st.sampled_from([4000, 8000]))
+        cpu = draw(st.sampled_from([4000, 8000] if aware else [4000, 8000, 4500, 2500]))
         used = draw(st.sampled_from([0, 2000, 4000]))
+        memory = 16 * GI if aware else draw(st.sampled_from([16 * GI, GI, GI // 2]))
         resources = {
             "cpu": ResourceAmounts(cpu, cpu, cpu - used),
-            "memory": ResourceAmounts(16 * GI, 16 * GI, 16 * GI),
+            "memory": ResourceAmounts(memory, memory, memory),
         }
         zones.append(Zone(numa, f"node-{numa}", resources))
     claims = tuple(
@@ -172,13 +184,16 @@ def wide_aware_nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
         for i, zone in enumerate(zones) if draw(st.booleans())
     )  # fmt: skip
     total = sum(z.resources["cpu"].capacity for z in zones)
+    # the node's own books count the claims now and then (its filters' limit is lower)
+    claimed = sum(amount["cpu"] for c in claims for amount in c.numa_resources.values())
+    requested = {"pods": 0, "cpu": claimed} if draw(st.booleans()) else {"pods": 0}
     return NodeSnapshot(
         name=name,
         flavour=Flavour.CRANE,
         crane_cpu_manager_policy="Static",
-        crane_topology_policy="SingleNUMANodePodLevel",
+        crane_topology_policy="SingleNUMANodePodLevel" if aware else "None",
         allocatable={"cpu": total, "memory": count * 16 * GI, "pods": 110},
-        requested={"pods": 0},
+        requested=requested,
         zones=tuple(zones),
         allocations=claims,
     )
@@ -193,4 +208,19 @@ def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> 
     pod = PodSpec("ns", "whole", containers=(whole,))
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     event(f"rows decided on their zones: {_aware_rows(judgement)}")
+    _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from([1000, 2000, 4000, 6000]))
+def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
+    count = data.draw(st.integers(1, 3))
+    nodes = tuple(data.draw(wide_aware_nodes(f"w{i}", aware=False)) for i in range(count))
+    whole = ContainerSpec("app", {"cpu": cpu, "memory": GI}, {"cpu": cpu, "memory": GI})
+    pod = PodSpec("ns", "whole", containers=(whole,))
+    judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
+    event(f"greedy rows decided on their zones: {_greedy_rows(judgement)}")
+    cap = node_fit_counts(judgement.index, judgement.request, LIMIT)
+    counted = (judgement.crane_never_empty >= 0) & (cap <= judgement.crane_never_empty)
+    event(f"greedy rows counted on the columns: {int(counted.sum())}")
     _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
