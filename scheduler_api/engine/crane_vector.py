@@ -54,7 +54,7 @@ from scheduler_api.engine.crane import (
 )
 from scheduler_api.engine.crane_count import UNLIMITED
 from scheduler_api.engine.results import PlacementResult
-from scheduler_api.engine.snapshot import PodSpec
+from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec
 from scheduler_api.engine.whatif_vector import Bools, Ints, NRTIndex
 
 
@@ -132,7 +132,7 @@ def aware_verdicts(
     if not in_case:
         return None
     members, zones = [row for row, _ in in_case], [zones for _, zones in in_case]
-    table = _ZoneTable(zones, request)
+    table = _ZoneTable([index.nodes[row] for row in members], zones, request)
     fits = table.fitting()
     chosen = table.first_after_sort(fits)
     copies = table.copies()
@@ -197,7 +197,7 @@ def greedy_verdicts(
     if not in_case:
         return None
     members, zones = [row for row, _ in in_case], [listed for _, listed in in_case]
-    table = _ZoneTable(zones, request)
+    table = _ZoneTable([index.nodes[row] for row in members], zones, request)
     chosen = table.first_after_sort(table.valid)
     takes_all = np.ones(len(members), np.bool_)
     for name in FIXED_RESOURCES:
@@ -223,24 +223,48 @@ def _zones_in_case(zones: tuple[CraneZone, ...]) -> bool:
     return 0 < len(zones) <= GO_INSERTION_SORT_MAX and len({z.numa_id for z in zones}) == len(zones)
 
 
+ZONE_ROWS = "crane-zone-rows"  # NodeSnapshot.derived: `_zone_rows`
+
+
+def _zone_rows(node: NodeSnapshot) -> Ints:
+    """A node's zones (at most GO_INSERTION_SORT_MAX) as crane sees them, by position:
+    the free amount of each fixed resource, then the free cpu once the greedy fill
+    rounds the zone's allocatable down to whole cores. Kept with the node: every
+    question on it reads them."""
+    rows = np.zeros((len(FIXED_RESOURCES) + 1, GO_INSERTION_SORT_MAX), np.int64)
+    for column, zone in enumerate(claimed_zones(node)[:GO_INSERTION_SORT_MAX]):
+        for position, name in enumerate(FIXED_RESOURCES):
+            rows[position, column] = zone.free(name)
+        whole = zone.allocatable.get("cpu", 0) // 1000 * 1000
+        rows[-1, column] = whole - zone.requested.get("cpu", 0)
+    return rows
+
+
 class _ZoneTable:
     """Free amounts of each member row's zones, (rows, zones) per resource name."""
 
-    def __init__(self, zones: list[tuple[CraneZone, ...]], request: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        nodes: list[NodeSnapshot],
+        zones: list[tuple[CraneZone, ...]],
+        request: Mapping[str, int],
+    ) -> None:
+        """`zones`: each node's `claimed_zones` (at most GO_INSERTION_SORT_MAX of them)."""
         width = max(len(z) for z in zones)
         self.request = dict(request)
         self.names = compared_resources(request)
-        self.valid = np.zeros((len(zones), width), np.bool_)
-        self.free = {name: np.zeros((len(zones), width), np.int64) for name in self.names}
+        counts = np.array([len(listed) for listed in zones], np.int64)
+        self.valid = np.arange(width)[None, :] < counts[:, None]
+        kept = np.stack([node.derived(ZONE_ROWS, _zone_rows) for node in nodes])[:, :, :width]
+        self.free = {name: kept[:, i] for i, name in enumerate(FIXED_RESOURCES)}
         # free cpu once the greedy fill rounds the zone's allocatable down to whole cores
-        self.whole_core_free = np.zeros((len(zones), width), np.int64)
-        for position, listed in enumerate(zones):
-            for column, zone in enumerate(listed):
-                self.valid[position, column] = True
-                for name in self.names:
-                    self.free[name][position, column] = zone.free(name)
-                whole = zone.allocatable.get("cpu", 0) // 1000 * 1000
-                self.whole_core_free[position, column] = whole - zone.requested.get("cpu", 0)
+        self.whole_core_free = kept[:, -1]
+        for name in self.names:
+            if name not in self.free:  # another requested name: read off the zones
+                free = self.free[name] = np.zeros((len(zones), width), np.int64)
+                for position, listed in enumerate(zones):
+                    for column, zone in enumerate(listed):
+                        free[position, column] = zone.free(name)
 
     def fitting(self) -> Bools:
         """fitsRequestForNUMANode per zone: no compared resource short."""

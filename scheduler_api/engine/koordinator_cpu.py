@@ -48,6 +48,24 @@ class KoordCPUTopology:
     num_cores: int = 0
     num_nodes: int = 0
     num_sockets: int = 0
+    # CPUInfo of a cpu held once, by exclusive policy: immutable, so shared by every
+    # NodeAllocation that has one holder on it (a count adds thousands)
+    _held_once: dict[tuple[int, str], CPUInfo] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def held_once(self, cpu: int, policy: str) -> CPUInfo | None:
+        """The CPUInfo of `cpu` with one holder of exclusive policy `policy`; None for a
+        cpu not in the topology."""
+        key = (cpu, policy)
+        info = self._held_once.get(key)
+        if info is None:
+            free = self.details.get(cpu)
+            if free is None:
+                return None
+            info = CPUInfo(free.cpu, free.core, free.node, free.socket, free.ref_count + 1, policy)
+            self._held_once[key] = info  # bounded: cpus times exclusive policies
+        return info
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[int, int, int, int]]) -> KoordCPUTopology:

@@ -235,14 +235,17 @@ class NodeAllocation:
         self.pods[held.uid] = held
         used: set[int] = set()
         for cpu in held.cpuset:
-            info = self.cpus.get(cpu) or topology.details.get(cpu)
-            if info is None:
-                continue
-            # the constructor, not dataclasses.replace: this runs for every held cpu
-            self.cpus[cpu] = CPUInfo(
-                info.cpu, info.core, info.node, info.socket, info.ref_count + 1,
-                held.exclusive_policy,
-            )  # fmt: skip
+            info = self.cpus.get(cpu)
+            if info is None:  # its first holder: the topology keeps that CPUInfo
+                info = topology.held_once(cpu, held.exclusive_policy)
+                if info is None:
+                    continue
+            else:  # the constructor, not dataclasses.replace: this runs per held cpu
+                info = CPUInfo(
+                    info.cpu, info.core, info.node, info.socket, info.ref_count + 1,
+                    held.exclusive_policy,
+                )  # fmt: skip
+            self.cpus[cpu] = info
             used.add(info.node)
         target = self.shared if len(used) > 1 else self.single
         for node in used:

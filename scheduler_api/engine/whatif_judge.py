@@ -43,7 +43,7 @@ from scheduler_api.engine.whatif_vector import (
     NRTIndex,
     judge_all,
     node_fit,
-    node_fit_reasons_of,
+    node_fit_refusals,
 )
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
@@ -261,13 +261,11 @@ class Judgement:
         verdicts, read off the columns: every system refuses them alike. Equal reasons
         share one verdict (and so one encoded tail)."""
         found = np.flatnonzero(rows)
-        verdicts: dict[tuple[Reason, ...], PlacementResult] = {}
-        reasons_of = node_fit_reasons_of(self.index, self.request, found)
-        for row, reasons in zip(found.tolist(), reasons_of, strict=True):
-            result = verdicts.get(reasons)
-            if result is None:
-                result = verdicts[reasons] = refused(*reasons)
-            self.exact[row] = result
+        if len(found):
+            group, reasons = node_fit_refusals(self.index, self.request, found)
+            verdicts = [refused(*found_reasons) for found_reasons in reasons]
+            verdict_of = [verdicts[position] for position in group.tolist()]
+            self.exact.update(zip(found.tolist(), verdict_of, strict=True))
         self.fits[rows] = False
         self.score[rows] = NO_SCORE
 

@@ -223,31 +223,31 @@ def node_fit(index: NRTIndex, request: Mapping[str, int]) -> Bools:
     return fits
 
 
-def node_fit_reasons_of(
+def node_fit_refusals(
     index: NRTIndex, request: Mapping[str, int], rows: Ints
-) -> list[tuple[Reason, ...]]:
+) -> tuple[Ints, list[tuple[Reason, ...]]]:
     """`whatif_systems.node_fit_reasons` of each of `rows`, read off the columns (a large
-    pod is refused by these filters on thousands of nodes)."""
-    cordoned = index.unschedulable[rows].tolist()
-    free_pods = index.node_free("pods")[rows].tolist()  # PLENTY where pods are not counted
-    checks = [
-        (name, wanted, index.node_free(name)[rows].tolist())
-        for name, wanted in sorted(request.items())
-        if wanted > 0 and name != "pods"
-    ]
-    found: list[tuple[Reason, ...]] = []
-    for position, unschedulable in enumerate(cordoned):
-        if unschedulable:
-            found.append((CORDONED,))
-            continue
-        reasons = []
-        if free_pods[position] < 1:
-            reasons.append(short_on_node("pods", 1 - free_pods[position]))
-        for name, wanted, free in checks:
-            if wanted > free[position]:
-                reasons.append(short_on_node(name, wanted - max(free[position], 0)))
-        found.append(tuple(reasons))
-    return found
+    pod is refused by these filters on thousands of nodes): per row the number of its
+    reasons, among the distinct ones (each row's shortfalls, grouped first)."""
+    cordoned = index.unschedulable[rows]
+    pods_short = np.maximum(1 - index.node_free("pods")[rows], 0)  # PLENTY: not counted
+    names = [name for name in sorted(request) if request[name] > 0 and name != "pods"]
+    shorts = [request[name] - np.maximum(index.node_free(name)[rows], 0) for name in names]
+    # a cordoned row's only reason is the cordon: its shortfalls do not count
+    columns = [np.where(cordoned, 0, np.maximum(short, 0)) for short in [pods_short, *shorts]]
+    keys = np.stack([cordoned.astype(np.int64), *columns], axis=1)
+    distinct, group = np.unique(keys, axis=0, return_inverse=True)
+    reasons = [_node_fit_reasons(key, names) for key in distinct.tolist()]
+    return np.asarray(group, np.int64).reshape(-1), reasons
+
+
+def _node_fit_reasons(key: list[int], names: list[str]) -> tuple[Reason, ...]:
+    """The reasons of a `node_fit_refusals` key: cordoned, then pods and each name short."""
+    if key[0]:
+        return (CORDONED,)
+    reasons = [short_on_node("pods", key[1])] if key[1] > 0 else []
+    reasons += [short_on_node(n, short) for n, short in zip(names, key[2:], strict=True) if short]
+    return tuple(reasons)
 
 
 def align(
