@@ -33,7 +33,7 @@ fill.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,12 +94,18 @@ SHELL_GAP = 6  # ... after one Shell-sort pass of gap 6, which can reorder ties
 
 
 @dataclass(frozen=True)
-class AwareVerdicts:
-    """Rows decided on their zones (`decided`), the verdict of each (one per chosen
-    zone, shared), and the copies its zones take alone (UNLIMITED: none limit it)."""
+class ZoneVerdicts:
+    """Rows decided on their zones (`decided`) and the verdict of each (one per zone a
+    row's verdict names, shared)."""
 
     decided: Bools
     verdicts: dict[int, PlacementResult]
+
+
+@dataclass(frozen=True)
+class AwareVerdicts(ZoneVerdicts):
+    """... and the copies each row's zones take alone (UNLIMITED: none limit them)."""
+
     copies: Ints
 
 
@@ -116,53 +122,33 @@ def aware_verdicts(
     insertion sort), and places the whole request in the first; Score is 100. A copy
     debits only its zone, by the amounts the next cycle reads back (`crane_count`).
     """
-    indices = pinned_containers(pod, config)
-    if not indices:
+    request = _placed_request(pod, config)
+    found = _case_members(index, pod, rows, aware=True) if request is not None else None
+    if request is None or found is None:
         return None
-    request = target_request(pod, indices, config)
-    if not any(request.values()):
-        return None
-    candidates = rows & index.crane_nrt & index.crane_static
-    listed = [
-        (row, claimed_zones(index.nodes[row]))
-        for row in np.flatnonzero(candidates).tolist()
-        if topology_aware(index.nodes[row], pod)
-    ]
-    in_case = [(row, zones) for row, zones in listed if _zones_in_case(zones)]
-    if not in_case:
-        return None
-    members, zones = [row for row, _ in in_case], [zones for _, zones in in_case]
+    members, zones = found
     table = _ZoneTable([index.nodes[row] for row in members], zones, request)
     fits = table.fitting()
     chosen = table.first_after_sort(fits)
-    copies = table.copies()
-    decided = np.zeros(len(index.nodes), np.bool_)
-    found: dict[int, PlacementResult] = {}
-    copies_by_row = np.zeros(len(index.nodes), np.int64)
-    shared: dict[tuple[str, int], PlacementResult] = {}
-    for position, row in enumerate(members):
-        if not fits[position].any():
-            continue  # refused: the reference writes every zone's shortfall
-        zone = zones[position][int(chosen[position])]
-        key = (zone.name, zone.numa_id)
-        if key not in shared:
-            shared[key] = one_zone_verdict(zone, request)
-        decided[row], found[row] = True, shared[key]
-        copies_by_row[row] = copies[position]
-    return AwareVerdicts(decided, found, copies_by_row)
+    # a row no zone fits is refused: the reference writes every zone's shortfall
+    fitting = np.flatnonzero(fits.any(axis=1))
+    decided, verdicts = _by_first_zone(
+        len(index.nodes), fitting, members, zones, chosen,
+        lambda zone: one_zone_verdict(zone, request),
+    )  # fmt: skip
+    copies = np.zeros(len(index.nodes), np.int64)
+    copies[np.asarray(members, np.int64)[fitting]] = table.copies()[fitting]
+    return AwareVerdicts(decided, verdicts, copies)
 
 
 # --- nodes that are not topology-aware: the greedy fill ----------------------------------------
 
 
 @dataclass(frozen=True)
-class GreedyVerdicts:
-    """Rows decided on their zones (`decided`), the verdict of each (one per first zone,
-    shared), and per row the most copies none of whose greedy fills can come out empty
+class GreedyVerdicts(ZoneVerdicts):
+    """... and per row the most copies none of whose greedy fills can come out empty
     (`crane_count.greedy_never_empty`; -1 on the other rows)."""
 
-    decided: Bools
-    verdicts: dict[int, PlacementResult]
     never_empty: Ints
 
 
@@ -181,42 +167,74 @@ def greedy_verdicts(
     every fixed resource (nothing, for one not requested), the fill takes it all there
     and finishes: one zone, Score 100, whatever the other zones hold.
     """
-    indices = pinned_containers(pod, config)
-    if not indices:
+    request = _placed_request(pod, config)
+    if request is None or any(name not in FIXED_RESOURCES for name in request):
         return None
-    request = target_request(pod, indices, config)
-    if not any(request.values()) or any(name not in FIXED_RESOURCES for name in request):
+    found = _case_members(index, pod, rows, aware=False)
+    if found is None:
         return None
-    candidates = rows & index.crane_nrt & index.crane_static
-    in_case = [
-        (row, listed)
-        for row in np.flatnonzero(candidates).tolist()
-        if not topology_aware(index.nodes[row], pod)
-        and _zones_in_case(listed := claimed_zones(index.nodes[row]))
-    ]
-    if not in_case:
-        return None
-    members, zones = [row for row, _ in in_case], [listed for _, listed in in_case]
+    members, zones = found
     table = _ZoneTable([index.nodes[row] for row in members], zones, request)
     chosen = table.first_after_sort(table.valid)
     takes_all = np.ones(len(members), np.bool_)
     for name in FIXED_RESOURCES:
-        free = table.whole_core_free if name == "cpu" else table.free[name]
-        first = np.take_along_axis(free, chosen[:, None], 1)[:, 0]
+        first = np.take_along_axis(table.greedy_free(name), chosen[:, None], 1)[:, 0]
         takes_all &= first >= request.get(name, 0)
-    bound = table.never_empty()
-    count = len(index.nodes)
-    decided, never_empty = np.zeros(count, np.bool_), np.full(count, -1, np.int64)
+    positions = np.flatnonzero(takes_all)
+    decided, verdicts = _by_first_zone(
+        len(index.nodes), positions, members, zones, chosen,
+        lambda zone: one_zone_greedy_verdict(zone, request),
+    )  # fmt: skip
+    never_empty = np.full(len(index.nodes), -1, np.int64)
+    never_empty[np.asarray(members, np.int64)[positions]] = table.never_empty()[positions]
+    return GreedyVerdicts(decided, verdicts, never_empty)
+
+
+# --- what both cases share ---------------------------------------------------------------------
+
+
+def _placed_request(pod: PodSpec, config: CraneConfig) -> dict[str, int] | None:
+    """What the plugin places for the pod; None when it pins nothing or places nothing."""
+    indices = pinned_containers(pod, config)
+    request = target_request(pod, indices, config) if indices else {}
+    return request if any(request.values()) else None
+
+
+def _case_members(
+    index: NRTIndex, pod: PodSpec, rows: Bools, *, aware: bool
+) -> tuple[list[int], list[tuple[CraneZone, ...]]] | None:
+    """The rows of `rows` in the case (a Crane NRT, Static, the pod topology-aware on it
+    or not as `aware` says, zones `_zones_in_case`) and their zones; None if there are none."""
+    candidates = rows & index.crane_nrt & index.crane_static
+    members, zones = [], []
+    for row in np.flatnonzero(candidates).tolist():
+        node = index.nodes[row]
+        if topology_aware(node, pod) == aware and _zones_in_case(listed := claimed_zones(node)):
+            members.append(row)
+            zones.append(listed)
+    return (members, zones) if members else None
+
+
+def _by_first_zone(
+    count: int,
+    positions: Ints,
+    members: list[int],
+    zones: list[tuple[CraneZone, ...]],
+    chosen: Ints,
+    verdict_of: Callable[[CraneZone], PlacementResult],
+) -> tuple[Bools, dict[int, PlacementResult]]:
+    """The rows of the members at `positions`, decided with the verdict `verdict_of`
+    gives their chosen zone: one per zone name and NUMA id, shared."""
+    decided = np.zeros(count, np.bool_)
     found: dict[int, PlacementResult] = {}
     shared: dict[tuple[str, int], PlacementResult] = {}
-    for position in np.flatnonzero(takes_all).tolist():
+    for position in positions.tolist():
         row, zone = members[position], zones[position][int(chosen[position])]
         key = (zone.name, zone.numa_id)
         if key not in shared:
-            shared[key] = one_zone_greedy_verdict(zone, request)
+            shared[key] = verdict_of(zone)
         decided[row], found[row] = True, shared[key]
-        never_empty[row] = bound[position]
-    return GreedyVerdicts(decided, found, never_empty)
+    return decided, found
 
 
 def _zones_in_case(zones: tuple[CraneZone, ...]) -> bool:
@@ -300,14 +318,15 @@ class _ZoneTable:
             if self.request.get(name, 0) <= 0:
                 continue
             basis = "cpu" if name == "memory" else name
-            free = self._greedy_free(name)
+            free = self.greedy_free(name)
             positive = np.where(self.valid, np.maximum(free, 0), 0).sum(axis=1)
-            short = np.where(self.valid, np.maximum(-self._greedy_free(basis), 0), 0).sum(axis=1)
+            short = np.where(self.valid, np.maximum(-self.greedy_free(basis), 0), 0).sum(axis=1)
             debit = self.request.get(basis, 0) + short  # at least the cpu request: above 0
             best = np.maximum(best, (positive - 1) // np.maximum(debit, 1))
         return best
 
-    def _greedy_free(self, name: str) -> Ints:
+    def greedy_free(self, name: str) -> Ints:
+        """Free `name` as the greedy fill reads it: cpu in whole cores."""
         return self.whole_core_free if name == "cpu" else self.free[name]
 
     def copies(self) -> Ints:

@@ -235,10 +235,7 @@ class Judgement:
         found = crane_vector.aware_verdicts(self.index, self.pod, rows, self.configs.crane)
         if found is None:
             return np.zeros(len(self.index.nodes), np.bool_)
-        for row, result in found.verdicts.items():
-            self.exact[row] = result
-            self.score[row] = _raw_score(result)
-        self.fits[found.decided] = True
+        self._settle_fitting(found)
         self.crane_counted |= found.decided
         self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
         return found.decided
@@ -249,12 +246,16 @@ class Judgement:
         found = crane_vector.greedy_verdicts(self.index, self.pod, rows, self.configs.crane)
         if found is None:
             return np.zeros(len(self.index.nodes), np.bool_)
+        self._settle_fitting(found)
+        self.crane_never_empty = np.where(found.decided, found.never_empty, self.crane_never_empty)
+        return found.decided
+
+    def _settle_fitting(self, found: crane_vector.ZoneVerdicts) -> None:
+        """`found`'s rows fit, each with its own verdict (shared between rows, not copied)."""
         for row, result in found.verdicts.items():
             self.exact[row] = result
             self.score[row] = _raw_score(result)
         self.fits[found.decided] = True
-        self.crane_never_empty = np.where(found.decided, found.never_empty, self.crane_never_empty)
-        return found.decided
 
     def _settle_node_fit_refusals(self, rows: Bools) -> None:
         """Rows of `rows` (refused by the shared filters) settled with those filters'
