@@ -317,6 +317,11 @@ class HintWalk:
             return True
         return exclusive_ok(Hint(mask.numas, True), *self.exclusive)
 
+    def _cpus_fall_short(self, mask: Mask) -> bool:
+        """cpu's own distribute over the mask already fails `cpu_reason`."""
+        spread = self.spreader.spread_cpu(mask.ids)
+        return _cpus_fall_short_of(spread, self.books, self.opts.num_cpus_needed)
+
     def _score(self, mask: Mask) -> int:
         """The NUMA scorer's score of the mask: requested = published minus available
         over its NUMA nodes (as _mask_totals sums them), for the weighed resources only,
@@ -345,6 +350,8 @@ class HintWalk:
         """`allocation_reason` is None for the mask (resource_options: no required amounts)."""
         if len(mask.ids) == 1:
             placed, missing = self.spreader.spread_alone(mask.ids[0], self.books.totals)
+        elif self.opts.request_cpu_bind and self._cpus_fall_short(mask):
+            return False
         else:
             placed, missing = self.spreader.spread(mask.ids, all_missing=False)
         if missing:
@@ -352,6 +359,22 @@ class HintWalk:
         if not self.opts.request_cpu_bind:
             return True
         return cpu_reason(self.opts, self.books, placed, self.layout) is None
+
+
+def _cpus_fall_short_of(
+    spread: tuple[dict[int, int], bool] | None, books: Books, needed: int
+) -> bool:
+    """Would `cpu_reason` refuse the mask whose cpu distribute gave `spread`, whatever
+    the other names do: cpu left unplaced (distribute misses it), or the cpus
+    allocateCPUSet takes where cpu is placed (min(free there, the amount)) not adding
+    up to `needed`? (A NUMA node given another name but no cpu adds none.)"""
+    if spread is None:
+        return False
+    placed, whole = spread
+    if not whole:
+        return True
+    taken = sum(max(min(books.numa_free.get(n, 0), cpu // 1000), 0) for n, cpu in placed.items())
+    return bool(placed) and taken != needed
 
 
 def _barred(generator: HintsGenerator, numa_ids: tuple[int, ...]) -> frozenset[int]:

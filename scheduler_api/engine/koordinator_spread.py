@@ -143,21 +143,39 @@ class Spreader:
         Without `all_missing`, it stops at the first resource missing (placed is then
         partial): for callers that only ask whether distribute succeeds.
         """
-        width = len(numas)
         placed: dict[int, dict[str, int]] = {}
         missing = []
         for name, amount in self.requests:
-            whole, left = self.cpus_whole and name == "cpu", self.left[name]
-            for i, position in enumerate(self._order(name, width)):
-                numa = numas[position]
-                share = self._cpu_share(amount, width - i) if whole else amount // (width - i)
-                got = left.get(numa, 0)
-                got = share if share < got else got
-                if got != 0:
-                    placed.setdefault(numa, {})[name] = got
-                    amount -= got
+            for numa, got in self._spread_name(name, amount, numas):
+                placed.setdefault(numa, {})[name] = got
+                amount -= got
             if amount != 0:
                 missing.append(f"Insufficient NUMA {name}")
                 if not all_missing:
                     break
         return placed, missing
+
+    def spread_cpu(self, numas: Sequence[int]) -> tuple[dict[int, int], bool] | None:
+        """`spread`'s cpu alone (each name is distributed on its own): the cpu placed in
+        each NUMA node that gets some, and whether all of it was; None when cpu is not
+        requested."""
+        for name, amount in self.requests:
+            if name == "cpu":
+                placed = dict(self._spread_name(name, amount, numas))
+                return placed, sum(placed.values()) == amount
+        return None
+
+    def _spread_name(self, name: str, amount: int, numas: Sequence[int]) -> list[tuple[int, int]]:
+        """distribute of one requested name over the (sorted) NUMA ids `numas`: each NUMA
+        node given some, in order, with what it gets."""
+        width, whole, left = len(numas), self.cpus_whole and name == "cpu", self.left[name]
+        given = []
+        for i, position in enumerate(self._order(name, width)):
+            numa = numas[position]
+            share = self._cpu_share(amount, width - i) if whole else amount // (width - i)
+            got = left.get(numa, 0)
+            got = share if share < got else got
+            if got != 0:
+                given.append((numa, got))
+                amount -= got
+        return given
