@@ -227,6 +227,11 @@ def target_request(pod: PodSpec, indices: Sequence[int], conf: CraneConfig) -> d
     return total
 
 
+def whole_cores(cpu: int) -> int:
+    """A zone's allocatable cpu as the greedy fill reads it: rounded down to whole cores."""
+    return cpu // 1000 * 1000
+
+
 @dataclass(slots=True)
 class CraneZone:
     """A working copy of one zone: allocatable and what topology-results already claim."""
@@ -333,7 +338,7 @@ def assign_topology_result(
         return (ZoneResult(first.name, first.numa_id, dict(request)),)
     remaining, results = dict(request), []
     for zone in zones:
-        zone.allocatable["cpu"] = zone.allocatable.get("cpu", 0) // 1000 * 1000
+        zone.allocatable["cpu"] = whole_cores(zone.allocatable.get("cpu", 0))
         taken = _take(remaining, zone)
         if taken is None:
             return None

@@ -26,6 +26,7 @@ from scheduler_api.engine.crane import (
     published_amounts,
     target_request,
     topology_aware,
+    whole_cores,
 )
 from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, PodSpec
 from scheduler_api.engine.whatif_systems import node_fit_count
@@ -117,7 +118,7 @@ def greedy_never_empty(zones: list[CraneZone], request: Mapping[str, int], copie
 
 
 def _whole_core_zone(zone: CraneZone) -> CraneZone:
-    allocatable = {**zone.allocatable, "cpu": zone.allocatable.get("cpu", 0) // 1000 * 1000}
+    allocatable = {**zone.allocatable, "cpu": whole_cores(zone.allocatable.get("cpu", 0))}
     return CraneZone(zone.numa_id, zone.name, allocatable, zone.requested)
 
 

@@ -51,6 +51,7 @@ from scheduler_api.engine.crane import (
     published_amounts,
     target_request,
     topology_aware,
+    whole_cores,
 )
 from scheduler_api.engine.crane_count import UNLIMITED
 from scheduler_api.engine.results import PlacementResult
@@ -253,7 +254,7 @@ def _zone_rows(node: NodeSnapshot) -> Ints:
     for column, zone in enumerate(claimed_zones(node)[:GO_INSERTION_SORT_MAX]):
         for position, name in enumerate(FIXED_RESOURCES):
             rows[position, column] = zone.free(name)
-        whole = zone.allocatable.get("cpu", 0) // 1000 * 1000
+        whole = whole_cores(zone.allocatable.get("cpu", 0))
         rows[-1, column] = whole - zone.requested.get("cpu", 0)
     return rows
 

@@ -730,8 +730,7 @@ def _with_whole_cores(
     scorer. Each copy takes n cpus as whole cores (a uniform layout), so the node takes
     free // n copies (`koordinator_count`'s copies anywhere)."""
     needed, whole = state.num_cpus_needed, columns.whole_cores
-    aligned = needed % np.maximum(columns.per_core, 1) == 0
-    fits = whole & aligned & (columns.full_free >= needed)
+    fits = whole & _aligned(columns, needed) & (columns.full_free >= needed)
     score = _node_scores(columns, state.requests, config)
     return ColumnVerdicts(
         np.where(whole, fits, found.decided),

@@ -227,8 +227,8 @@ def node_fit_refusals(
     index: NRTIndex, request: Mapping[str, int], rows: Ints
 ) -> tuple[Ints, list[tuple[Reason, ...]]]:
     """`whatif_systems.node_fit_reasons` of each of `rows`, read off the columns (a large
-    pod is refused by these filters on thousands of nodes): per row the number of its
-    reasons, among the distinct ones (each row's shortfalls, grouped first)."""
+    pod is refused by these filters on thousands of nodes), grouped: per row the
+    position of its reasons among the distinct sets of reasons, and those sets."""
     cordoned = index.unschedulable[rows]
     pods_short = np.maximum(1 - index.node_free("pods")[rows], 0)  # PLENTY: not counted
     names = [name for name in sorted(request) if request[name] > 0 and name != "pods"]

@@ -162,7 +162,7 @@ def test_a_bound_replica_is_judged_again_on_its_own_books() -> None:
 
 
 @st.composite
-def wide_aware_nodes(draw: st.DrawFn, name: str, aware: bool = True) -> NodeSnapshot:
+def wide_crane_nodes(draw: st.DrawFn, name: str, aware: bool = True) -> NodeSnapshot:
     """Topology-aware (or, with `aware` False, greedy) Static Crane nodes of 5-13 zones
     whose free cpu ties often: Go's sort.Slice reorders ties in its Shell pass from 7
     candidates, and pivots above 12. Greedy nodes' zones now and then hold part of a
@@ -203,7 +203,7 @@ def wide_aware_nodes(draw: st.DrawFn, name: str, aware: bool = True) -> NodeSnap
 @given(st.data(), st.sampled_from([1000, 2000, 4000]))
 def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
     count = data.draw(st.integers(1, 3))
-    nodes = tuple(data.draw(wide_aware_nodes(f"w{i}")) for i in range(count))
+    nodes = tuple(data.draw(wide_crane_nodes(f"w{i}")) for i in range(count))
     whole = ContainerSpec("app", {"cpu": cpu, "memory": GI}, {"cpu": cpu, "memory": GI})
     pod = PodSpec("ns", "whole", containers=(whole,))
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
@@ -215,7 +215,7 @@ def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> 
 @given(st.data(), st.sampled_from([1000, 2000, 4000, 6000]))
 def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
     count = data.draw(st.integers(1, 3))
-    nodes = tuple(data.draw(wide_aware_nodes(f"w{i}", aware=False)) for i in range(count))
+    nodes = tuple(data.draw(wide_crane_nodes(f"w{i}", aware=False)) for i in range(count))
     whole = ContainerSpec("app", {"cpu": cpu, "memory": GI}, {"cpu": cpu, "memory": GI})
     pod = PodSpec("ns", "whole", containers=(whole,))
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
