@@ -236,17 +236,40 @@ def node_fit_refusals(
     # a cordoned row's only reason is the cordon: its shortfalls do not count
     columns = [np.where(cordoned, 0, np.maximum(short, 0)) for short in [pods_short, *shorts]]
     keys = np.stack([cordoned.astype(np.int64), *columns], axis=1)
-    distinct, group = np.unique(keys, axis=0, return_inverse=True)
-    reasons = [_node_fit_reasons(key, names) for key in distinct.tolist()]
-    return np.asarray(group, np.int64).reshape(-1), reasons
+    distinct, group = distinct_rows(keys)
+    shortfalls: dict[tuple[str, int], Reason] = {}  # equal shortfalls share one Reason
+    reasons = [_node_fit_reasons(key, names, shortfalls) for key in distinct.tolist()]
+    return group, reasons
 
 
-def _node_fit_reasons(key: list[int], names: list[str]) -> tuple[Reason, ...]:
+def distinct_rows(keys: Ints) -> tuple[Ints, Ints]:
+    """`np.unique(keys, axis=0, return_inverse=True)` for a 2-D integer array, about ten
+    times faster (numpy sorts rows as opaque records; one lexsort of the columns does):
+    the distinct rows in ascending order, and each row's position among them."""
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    starts = np.empty(len(order), np.bool_)
+    starts[:1] = True
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    group = np.empty(len(order), np.int64)
+    group[order] = np.cumsum(starts) - 1
+    return ordered[starts], group
+
+
+def _node_fit_reasons(
+    key: list[int], names: list[str], shortfalls: dict[tuple[str, int], Reason]
+) -> tuple[Reason, ...]:
     """The reasons of a `node_fit_refusals` key: cordoned, then pods and each name short."""
     if key[0]:
         return (CORDONED,)
-    reasons = [short_on_node("pods", key[1])] if key[1] > 0 else []
-    reasons += [short_on_node(n, short) for n, short in zip(names, key[2:], strict=True) if short]
+    shorts = [("pods", key[1])] if key[1] > 0 else []
+    shorts += [(name, short) for name, short in zip(names, key[2:], strict=True) if short]
+    reasons = []
+    for short in shorts:
+        reason = shortfalls.get(short)
+        if reason is None:
+            reason = shortfalls[short] = short_on_node(*short)
+        reasons.append(reason)
     return tuple(reasons)
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot
 from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_vector import NRTIndex
+from scheduler_api.engine.whatif_vector import NRTIndex, distinct_rows
 from tests.engine.test_whatif_properties import SETTINGS, clusters, nodes, pods
 
 ROWS = ("visible", "single_numa", "pod_scope", "duplicate_numa", "unschedulable", "name_rank")
@@ -79,3 +79,20 @@ def test_what_ifs_on_a_refreshed_snapshot_answer_as_on_a_fresh_one(
     mine = evaluate(after, pod)
     fresh = evaluate(replace(after, nodes=tuple(replace(n) for n in after.nodes)), pod)
     assert mine.nodes == fresh.nodes
+
+
+@given(
+    st.integers(1, 4).flatmap(
+        lambda width: st.lists(
+            st.lists(st.integers(-3, 3) | st.integers(0, 2**40), min_size=width, max_size=width),
+            min_size=1,
+            max_size=40,
+        )
+    )
+)
+def test_distinct_rows_are_numpys_unique_rows(rows: list[list[int]]) -> None:
+    keys = np.array(rows, np.int64)
+    distinct, group = distinct_rows(keys)
+    expected, inverse = np.unique(keys, axis=0, return_inverse=True)
+    assert distinct.tolist() == expected.tolist()
+    assert group.tolist() == np.asarray(inverse).reshape(-1).tolist()
