@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import add as add_ints
 from typing import cast
 
@@ -207,9 +208,21 @@ class HintWalk:
         cpu_published = any("cpu" in amounts for amounts in books.totals.values())
         cpus_needed = opts.num_cpus_needed if opts.request_cpu_bind and cpu_published else 0
         self.rows, self.needs = self._sum_rows(wanted, cpus_needed)
-        self.score_rows = self._score_rows()
-        self.spreader = Spreader(opts, books.totals, view.topology.cpus_per_core())
-        self.exclusive = (exclusive_policy(run), numa_statuses(run))
+
+    # What only a walk that tries masks reads: built on first use (a count's last walk
+    # on a node most often ends at `_nothing_allocates`, before any mask is tried).
+
+    @cached_property
+    def spreader(self) -> Spreader:
+        return Spreader(self.opts, self.books.totals, self.run.ctx.view.topology.cpus_per_core())
+
+    @cached_property
+    def score_rows(self) -> list[tuple[str, list[int], list[int]]]:
+        return self._score_rows()
+
+    @cached_property
+    def exclusive(self) -> tuple[str, tuple[str, ...]]:
+        return exclusive_policy(self.run), numa_statuses(self.run)
 
     def _sum_rows(
         self, wanted: Mapping[str, int], cpus_needed: int
@@ -236,17 +249,18 @@ class HintWalk:
         """The hints, and whether the walk stopped before the widest masks."""
         view, totals, requests = self.run.ctx.view, self.books.totals, self.opts.requests
         names = self.published
+        width = len(view.numa_resources)
+        if self._nothing_allocates():  # no mask is added: what lacks where is not read
+            generator = HintsGenerator({}, {name: width for name in requests})
+            generator.names |= {n for n in requests if n in names}  # what every mask adds
+            return generator.result(requests, self.run.numa_policy), False
         # generateHints reads only the requested names' (generator.names)
         lacking = {
             n: {numa for numa, a in totals.items() if a.get(n, 0) == 0}
             for n in requests
             if n in names
         }
-        width = len(view.numa_resources)
         generator = HintsGenerator(lacking, {name: width for name in requests})
-        if self._nothing_allocates():
-            generator.names |= {n for n in requests if n in names}  # what every mask adds
-            return generator.result(requests, self.run.numa_policy), False
         if self.uniform:
             generator.names |= {n for n in requests if n in self.keys[0]}
         sums = [[0] for _ in self.rows]
@@ -285,8 +299,10 @@ class HintWalk:
         """Even all NUMA nodes together (all but the `barred` ones) are too small: every
         mask (holding none of those) is hopeless (amounts and free cpus are never
         negative, so no mask sums more than all of them)."""
-        kept = [p for p, numa in enumerate(self.numa_ids) if numa not in barred]
         bounds = zip(self.rows, self.needs, strict=True)
+        if not barred:
+            return any(sum(row) < need for row, need in bounds)
+        kept = [p for p, numa in enumerate(self.numa_ids) if numa not in barred]
         return any(sum(row[p] for p in kept) < need for row, need in bounds)
 
     def _sums(self, masks: Width, previous: list[list[int]]) -> list[list[int]]:
