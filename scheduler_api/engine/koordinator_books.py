@@ -141,12 +141,17 @@ class Books:
             self.rows[key] = row
 
 
-def trim(totals: NUMAAmounts, usable: Mapping[int, int]) -> None:
-    """trimNUMANodeResources with the usable cpu count of each NUMA node given.
+def trim(
+    totals: NUMAAmounts, usable: Mapping[int, int], *, only: Collection[int] | None = None
+) -> None:
+    """trimNUMANodeResources with the usable cpu count of each NUMA node given (of the
+    NUMA nodes in `only`, or all of them).
 
     A trimmed NUMA node gets new amounts: the old ones may be shared with kept books.
     """
-    for numa, amounts in list(totals.items()):
+    numas = list(totals) if only is None else [numa for numa in only if numa in totals]
+    for numa in numas:
+        amounts = totals[numa]
         cpu = amounts.get("cpu", 0)
         if cpu and usable.get(numa, 0) * 1000 < cpu:
             totals[numa] = {**amounts, "cpu": usable.get(numa, 0) * 1000}

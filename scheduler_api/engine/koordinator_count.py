@@ -335,6 +335,9 @@ class Filler:
         """The available cpus of each core of NUMA node `numa`, lowest first."""
         view, held = self.run.ctx.view, self.state.cpus
         limit, reserved = view.max_ref_count, view.reserved_cpus
+        if limit == 1:  # what `countable` admits: one holder (ref count >= 1) is enough
+            cores = self.layout.numa_cores.get(numa, ())
+            return [[c for c in core if c not in held and c not in reserved] for core in cores]
         return [
             [
                 cpu
@@ -373,8 +376,8 @@ class Filler:
             usable = len(self._usable_in(numa))
         numa_free = {**books.numa_free, numa: usable}
         totals = {**books.totals, **numa_totals(self.run, {numa})}
-        if self.opts.required_cpu_bind_policy:
-            trim(totals, numa_free)  # a uniform layout: usable cpus per NUMA node
+        if self.opts.required_cpu_bind_policy:  # a uniform layout: usable cpus per NUMA node
+            trim(totals, numa_free, only=(numa,))  # the others were trimmed with these counts
         free = books.free + usable - books.numa_free.get(numa, 0)
         self.books = Books(totals, numa_free, free, len(self.state.cpus))
 
