@@ -17,10 +17,11 @@ as each copy is assumed, and each copy is judged by the counting Filter of
 
 Where a copy's effect is known, many are assumed at once (each exactness argument is
 at its method, each property-tested against the copy-by-copy fill): the copies a
-single NUMA node takes alone, in closed form (`alike_copies`, and `spread_takes` when
-picking); those single NUMA nodes before any copy is judged whole, where Filter would
-put copies there anyway (`_singles_first`); under no NUMA policy, the copies the free
-cpus hold. A verdict the fast Filter already gave on the node serves for its first copy.
+single NUMA node takes alone, in closed form (`alike_copies`, and a spread plan when
+picking, kept with the node for the next pod of that cpu count); those single NUMA
+nodes before any copy is judged whole, where Filter would put copies there anyway
+(`_singles_first`); under no NUMA policy, the copies the free cpus hold. A verdict the
+fast Filter already gave on the node serves for its first copy.
 
 The shared node filters only tighten as copies pile up; their limit is counted once
 (`node_fit_count`). A copy's new cpus were free, so no other holder shares them and
@@ -73,11 +74,13 @@ from scheduler_api.engine.koordinator_state import (
     KoordConfig,
     NodeAllocation,
     add,
+    remember,
 )
 from scheduler_api.engine.koordinator_takes import (
+    SpreadPlan,
     alike_copies,
     pick_cpus,
-    spread_takes,
+    spread_plan,
     spreads_within_numa_nodes,
 )
 from scheduler_api.engine.results import PlacementResult, Reason
@@ -160,6 +163,10 @@ class Filler:
         self.policy = exclusive_policy_of(pod)
         self.numa_ids = frozenset(self.run.ctx.view.numa_nodes())
         self.stale = False  # picking mode: the books must be built again before use
+        # the node's own memo keeps what the node alone decides (`_spread_plan`); where
+        # unmatched reservations' use is reusable, `kept` keys would name them: not kept
+        self.plans = None if run.ctx.restore.unmatched_used else run.ctx.memo
+        self.changed: set[int] = set()  # NUMA nodes (layout ids) copies took cpus of
         self.closed_form = closed_form  # False: every copy judged (what the tests hold it to)
         self.judged = judged  # Filter's verdict on the node as it is, if already given
         view = self.run.ctx.view
@@ -320,16 +327,35 @@ class Filler:
         if needed <= 0 or amounts.get("cpu", 0) != needed * 1000:
             return None  # cpus not as amounts say: the take decides, copy by copy
         limit = min(room, alike_copies(self.run, numa, amounts))
-        cores = self._free_cores(numa)
-        takes = spread_takes(cores, needed, limit)  # consumes what each take took from cores
+        if limit <= 0:
+            return 0
+        plan = self._spread_plan(numa, needed, limit)
+        takes = plan.takes[:limit]
         for index, taken in enumerate(takes, start=count):
             held = HeldAllocation(f"{UID_PREFIX}{index}", taken, self.policy, {numa: dict(amounts)})
             self.state.add(held, self.layout.topology)
+        if takes:
+            self.changed.add(numa)
         if takes and self.stale:
             self._refresh_taken(frozenset().union(*takes), placed)
         elif takes:  # the required SpreadByPCPUs filter leaves a cpu of each core with one
-            self._refresh_numa(numa, usable=sum(1 for cpus in cores if cpus))
+            self._refresh_numa(numa, usable=plan.usable[len(takes)])
         return len(takes)
+
+    def _spread_plan(self, numa: int, needed: int, limit: int) -> SpreadPlan:
+        """The first `limit` takes `spread_takes` makes in NUMA node `numa`. While no copy
+        has taken cpus there, they depend on the node alone (its free cores) and on the
+        copy's cpu count, not on the rest of the pod, which only sets how many are
+        taken: kept with the node's books for the next what-if (built again, longer,
+        for one that takes more)."""
+        memo = None if numa in self.changed else self.plans
+        key = ("spread plan", numa, needed)
+        plan = memo.get(key) if memo is not None else None
+        if not isinstance(plan, SpreadPlan) or not plan.covers(limit):
+            plan = spread_plan(self._free_cores(numa), needed, limit)
+            if memo is not None:
+                remember(memo, key, plan)
+        return plan
 
     def _free_cores(self, numa: int) -> list[list[int]]:
         """The available cpus of each core of NUMA node `numa`, lowest first."""
@@ -477,6 +503,7 @@ class Filler:
         keeps every count exact. Else they are built again before next use."""
         details = self.layout.topology.details
         touched = {details[cpu].node for cpu in cpuset}
+        self.changed |= touched
         if self.stale or not self.layout.uniform or not touched <= self.numa_ids:
             self.stale = True
             return

@@ -9,6 +9,7 @@ still hold. Both are property-tested against the steps they stand for.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from scheduler_api.engine.errors import AllocationError
 from scheduler_api.engine.koordinator import NodeRun
@@ -150,3 +151,40 @@ def spread_takes(cores: list[list[int]], needed: int, limit: int) -> list[frozen
                 cpus.pop(0)
         takes.append(taken)
     return takes
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadPlan:
+    """The first takes `spread_takes` makes in one NUMA node, in order (the takes of a
+    smaller limit are the first ones); after k takes, `usable[k]`: how many cores still
+    have a cpu. `complete`: no further take is possible (the cores ran short)."""
+
+    takes: tuple[frozenset[int], ...]
+    usable: tuple[int, ...]
+    complete: bool
+
+    def covers(self, limit: int) -> bool:
+        """Does the plan hold the takes of `limit` (all of them, or all there are)?"""
+        return self.complete or len(self.takes) >= limit
+
+
+def spread_plan(cores: list[list[int]], needed: int, limit: int) -> SpreadPlan:
+    """`spread_takes(cores, needed, limit)` as a SpreadPlan (`cores` are consumed alike);
+    `needed` is at least one cpu."""
+    if needed < 1:
+        raise ValueError(f"a spread take needs at least one cpu; got {needed}")
+    takes: list[frozenset[int]] = []
+    left = sum(1 for cpus in cores if cpus)
+    usable = [left]
+    while len(takes) < limit:
+        offered = sorted(cpus[0] for cpus in cores if cpus)
+        if len(offered) < needed:
+            return SpreadPlan(tuple(takes), tuple(usable), complete=True)
+        taken = frozenset(offered[:needed])
+        for cpus in cores:
+            if cpus and cpus[0] in taken:
+                cpus.pop(0)
+                left -= not cpus
+        takes.append(taken)
+        usable.append(left)
+    return SpreadPlan(tuple(takes), tuple(usable), complete=False)
