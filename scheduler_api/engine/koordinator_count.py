@@ -163,9 +163,9 @@ class Filler:
         self.policy = exclusive_policy_of(pod)
         self.numa_ids = frozenset(self.run.ctx.view.numa_nodes())
         self.stale = False  # picking mode: the books must be built again before use
-        # the node's own memo keeps what the node alone decides (`_spread_plan`); where
-        # unmatched reservations' use is reusable, `kept` keys would name them: not kept
-        self.plans = None if run.ctx.restore.unmatched_used else run.ctx.memo
+        # the node's own memo keeps what its view and held cpus alone decide (`_spread_plan`:
+        # what unmatched reservations' owners may reuse is not read there)
+        self.plans = run.ctx.memo
         self.changed: set[int] = set()  # NUMA nodes (layout ids) copies took cpus of
         self.closed_form = closed_form  # False: every copy judged (what the tests hold it to)
         self.judged = judged  # Filter's verdict on the node as it is, if already given
