@@ -343,7 +343,7 @@ class Filler:
         return len(takes)
 
     def _spread_plan(self, numa: int, needed: int, limit: int) -> SpreadPlan:
-        """The first `limit` takes `spread_takes` makes in NUMA node `numa`. While no copy
+        """The first `limit` takes copies make in NUMA node `numa`. While no copy
         has taken cpus there, they depend on the node alone (its free cores) and on the
         copy's cpu count, not on the rest of the pod, which only sets how many are
         taken: kept with the node's books for the next what-if (built again, longer,

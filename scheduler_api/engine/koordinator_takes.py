@@ -136,28 +136,11 @@ def _excluded(policy: str, held: Mapping[int, CPUInfo], layout: CPULayout) -> fr
     return frozenset()
 
 
-def spread_takes(cores: list[list[int]], needed: int, limit: int) -> list[frozenset[int]]:
-    """What `pick_spread` takes from one NUMA node, copy after copy (at most `limit`):
-    the lowest cpus, one per core that still has one (`cores`: each core's available
-    cpus, lowest first; consumed); none once fewer than `needed` cores have one."""
-    takes: list[frozenset[int]] = []
-    while len(takes) < limit:
-        offered = sorted(cpus[0] for cpus in cores if cpus)
-        if len(offered) < needed:
-            break
-        taken = frozenset(offered[:needed])
-        for cpus in cores:
-            if cpus and cpus[0] in taken:
-                cpus.pop(0)
-        takes.append(taken)
-    return takes
-
-
 @dataclass(frozen=True, slots=True)
 class SpreadPlan:
-    """The first takes `spread_takes` makes in one NUMA node, in order (the takes of a
-    smaller limit are the first ones); after k takes, `usable[k]`: how many cores still
-    have a cpu. `complete`: no further take is possible (the cores ran short)."""
+    """What `pick_spread` takes from one NUMA node, copy after copy: the first takes, in
+    order (a smaller limit's are the first ones); after k takes, `usable[k]`: how many
+    cores still have a cpu. `complete`: no further take is possible (too few cores left)."""
 
     takes: tuple[frozenset[int], ...]
     usable: tuple[int, ...]
@@ -169,8 +152,11 @@ class SpreadPlan:
 
 
 def spread_plan(cores: list[list[int]], needed: int, limit: int) -> SpreadPlan:
-    """`spread_takes(cores, needed, limit)` as a SpreadPlan (`cores` are consumed alike);
-    `needed` is at least one cpu."""
+    """The SpreadPlan of at most `limit` copies of `needed` cpus (at least one).
+
+    `cores`: each core's available cpus, lowest first; consumed. Each take is the lowest
+    cpus, one per core that still has one; none once fewer than `needed` cores have one.
+    """
     if needed < 1:
         raise ValueError(f"a spread take needs at least one cpu; got {needed}")
     takes: list[frozenset[int]] = []

@@ -24,7 +24,7 @@ from scheduler_api.engine.koordinator_books import books_of, cpu_layout, layout_
 from scheduler_api.engine.koordinator_count import fill_count, needs_picking
 from scheduler_api.engine.koordinator_fast import countable, placed_amounts
 from scheduler_api.engine.koordinator_state import KoordConfig
-from scheduler_api.engine.koordinator_takes import pick_cpus, spread_plan, spread_takes
+from scheduler_api.engine.koordinator_takes import pick_cpus, spread_plan
 from scheduler_api.engine.results import Reason
 from scheduler_api.engine.snapshot import (
     ANN_KOORD_NUMA_SPEC,
@@ -333,23 +333,37 @@ def test_spread_counts_one_after_another_equal_filling_copy_by_copy(
             assert counted == reference
 
 
-@given(
-    st.lists(st.lists(st.integers(0, 63), max_size=4, unique=True), max_size=12),
-    st.integers(1, 5),
-)
-def test_a_spread_plan_holds_the_takes_of_every_limit(cores: list[list[int]], needed: int) -> None:
-    cores = [sorted(cpus) for cpus in cores]
-    every_take = spread_takes([list(c) for c in cores], needed, 99)
+@st.composite
+def free_cores(draw: st.DrawFn) -> list[list[int]]:
+    """Cores with 0-3 available cpus each (distinct ids, lowest first)."""
+    sizes = draw(st.lists(st.integers(0, 3), max_size=12))
+    ids = draw(st.permutations(range(sum(sizes))))
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [sorted(ids[start : start + size]) for start, size in zip(starts, sizes, strict=True)]
+
+
+@given(free_cores(), st.integers(1, 5))
+def test_a_spread_plan_takes_the_lowest_cpu_of_cores_in_turn(
+    cores: list[list[int]], needed: int
+) -> None:
+    """Each take: the `needed` lowest among each core's lowest cpu; until fewer cores
+    have one. A limit keeps the first takes."""
+    whole = spread_plan([list(c) for c in cores], needed, 99)
+    left = [list(c) for c in cores]
+    for k, taken in enumerate(whole.takes):
+        assert taken == frozenset(sorted(c[0] for c in left if c)[:needed])
+        assert len(taken) == needed
+        for cpus in left:
+            if cpus and cpus[0] in taken:
+                cpus.pop(0)
+        assert whole.usable[k + 1] == sum(1 for cpus in left if cpus)
+    assert whole.complete and sum(1 for cpus in left if cpus) < needed
     for limit in range(6):
         plan = spread_plan([list(c) for c in cores], needed, limit)
-        assert plan.takes == tuple(every_take[:limit])
+        assert plan.takes == whole.takes[:limit]
+        assert plan.usable == whole.usable[: len(plan.takes) + 1]
         assert plan.covers(limit)
-        assert plan.complete or len(plan.takes) == limit  # cut short only by the limit
-        assert not plan.complete or len(every_take) == len(plan.takes)
-        for taken in range(len(plan.takes) + 1):
-            left = [list(c) for c in cores]
-            spread_takes(left, needed, taken)
-            assert plan.usable[taken] == sum(1 for cpus in left if cpus)
+        assert plan.complete == (len(whole.takes) < limit)
 
 
 @SETTINGS
