@@ -342,15 +342,25 @@ def _strategy_scores(index: NRTIndex, pod: PodSpec, conf: NRTMatchConfig) -> tup
     count = len(index.nodes)
     undecided = np.zeros(count, np.bool_)
     zeros = np.zeros(count, np.int64)
+    scored: dict[tuple[tuple[str, int], ...], Ints | None] = {}
+
+    def score_of(requests: Mapping[str, int]) -> Ints | None:
+        """`numa_score`, once per distinct request (a one-container pod asks the same
+        at pod and container level)."""
+        key = tuple(sorted(requests.items()))
+        if key not in scored:
+            scored[key] = numa_score(index, requests, conf)
+        return scored[key]
+
     pod_level: Ints | None = zeros
     if index.pod_scope.any():
-        pod_level = numa_score(index, effective_request(pod), conf)
+        pod_level = score_of(effective_request(pod))
     if pod_level is None:
         pod_level, undecided = zeros, index.pod_scope.copy()
     container_level = zeros
     if not index.pod_scope.all():
         containers = pod.init_containers + pod.containers
-        per_container = [numa_score(index, c.requests, conf) for c in containers]
+        per_container = [score_of(c.requests) for c in containers]
         if not containers or any(s is None for s in per_container):
             undecided |= ~index.pod_scope
         else:
