@@ -48,7 +48,6 @@ from scheduler_api.engine.koordinator import (
 from scheduler_api.engine.koordinator_books import (
     Books,
     CPULayout,
-    bind_filter,
     books_of,
     kept,
     layout_of,
@@ -399,7 +398,7 @@ class Filler:
         `usable`: the NUMA node's usable cpus, when the caller knows how many."""
         books = self.books
         if usable is None:
-            usable = len(self._usable_in(numa))
+            usable = self._usable_count(numa)
         numa_free = {**books.numa_free, numa: usable}
         totals = {**books.totals, **numa_totals(self.run, {numa})}
         if self.opts.required_cpu_bind_policy:  # a uniform layout: usable cpus per NUMA node
@@ -407,15 +406,12 @@ class Filler:
         free = books.free + usable - books.numa_free.get(numa, 0)
         self.books = Books(totals, numa_free, free, len(self.state.cpus))
 
-    def _usable_in(self, numa: int) -> frozenset[int]:
-        """The cpus of NUMA node `numa` allocateCPUSet may take (after the bind filter)."""
-        view, layout, held = self.run.ctx.view, self.layout, self.state.cpus
-        in_numa, limit = layout.node_cpus.get(numa, frozenset()), view.max_ref_count
-        taken = {cpu for cpu in in_numa if cpu in held and held[cpu].ref_count >= limit}
-        usable = in_numa - taken - view.reserved_cpus
-        if self.opts.required_cpu_bind_policy:
-            usable = bind_filter(self.opts.cpu_bind_policy, usable, layout)
-        return usable
+    def _usable_count(self, numa: int) -> int:
+        """How many cpus of NUMA node `numa` allocateCPUSet may take, in picking mode:
+        the required SpreadByPCPUs filter keeps one cpu of each core that has one, and
+        on a uniform layout each core lies in one NUMA node."""
+        assert self.picking, "usable cpus are counted on cores only under SpreadByPCPUs"
+        return sum(1 for cpus in self._free_cores(numa) if cpus)
 
     def _single_copy(self, mask: frozenset[int]) -> Copy | None:
         """The copy the NUMA node of `mask` would take alone, if it has room for one:
