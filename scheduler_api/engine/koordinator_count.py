@@ -152,6 +152,8 @@ class Filler:
         closed_form: bool = True,
         judged: PlacementResult | None = None,
     ) -> None:
+        # `countable` nodes only: a cpu with one holder is taken (max_ref_count 1)
+        assert run.ctx.view.max_ref_count == 1, "a count needs a countable node"
         self.opts = resource_options(run, None)
         self.books = books_of(run, self.opts, layout)  # the kept books: the copy is still equal
         self.state = copy_allocation(run.ctx.state)
@@ -333,11 +335,10 @@ class Filler:
         for index, taken in enumerate(takes, start=count):
             held = HeldAllocation(f"{UID_PREFIX}{index}", taken, self.policy, {numa: dict(amounts)})
             self.state.add(held, self.layout.topology)
-        if takes:
-            self.changed.add(numa)
         if takes and self.stale:
             self._refresh_taken(frozenset().union(*takes), placed)
         elif takes:  # the required SpreadByPCPUs filter leaves a cpu of each core with one
+            self.changed.add(numa)
             self._refresh_numa(numa, usable=plan.usable[len(takes)])
         return len(takes)
 
@@ -357,20 +358,11 @@ class Filler:
         return plan
 
     def _free_cores(self, numa: int) -> list[list[int]]:
-        """The available cpus of each core of NUMA node `numa`, lowest first."""
-        view, held = self.run.ctx.view, self.state.cpus
-        limit, reserved = view.max_ref_count, view.reserved_cpus
-        if limit == 1:  # what `countable` admits: one holder (ref count >= 1) is enough
-            cores = self.layout.numa_cores.get(numa, ())
-            return [[c for c in core if c not in held and c not in reserved] for core in cores]
-        return [
-            [
-                cpu
-                for cpu in core
-                if cpu not in reserved and (cpu not in held or held[cpu].ref_count < limit)
-            ]
-            for core in self.layout.numa_cores.get(numa, ())
-        ]
+        """The available cpus of each core of NUMA node `numa`, lowest first: neither
+        reserved nor held (one holder is enough: max_ref_count 1, see `__init__`)."""
+        held, reserved = self.state.cpus, self.run.ctx.view.reserved_cpus
+        cores = self.layout.numa_cores.get(numa, ())
+        return [[c for c in core if c not in held and c not in reserved] for core in cores]
 
     def _assume_many(self, numa: int, copy: Copy, count: int, more: int) -> None:
         """`more` copies like `copy` into the state and the books, as `_assume` would one
