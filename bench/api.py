@@ -540,6 +540,14 @@ def whatif_report(port: int, token: str, options: argparse.Namespace) -> None:
                           statistics.median(times), p99, "p99 <= 50 ms",
                           f"{verdict(p99 <= 50)}; {p99 / 50:.1f}x the target, "
                           f"n={len(times)}"))  # fmt: skip
+    for name, body in WHATIF_CASES.items():
+        question = {**body, "replicas": 1, "capacity": False}
+        times = [t * 1000 for t in new_question_runs(port, token, question, options.whatif_runs)]
+        p99 = percentile(times, 0.99)
+        print(row(f"what-if {name}, replicas 1, new question, capacity: false",
+                  statistics.median(times), p99, "p99 <= 50 ms",
+                  f"{verdict(p99 <= 50)} by the opt-out (the default counts capacity); "
+                  f"n={len(times)}"))  # fmt: skip
     small = {**WHATIF_CASES[next(iter(WHATIF_CASES))], "replicas": 1}
     times = [t * 1000 for t in after_a_change_runs(port, token, small, options.whatif_runs)]
     print(row("what-if small pod, replicas 1, right after a pod changed",

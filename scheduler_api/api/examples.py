@@ -59,6 +59,7 @@ _NO_FIT = {
     "placements": [{"replica": 0, "node": None, "numa_zones": [], "cpuset": None}],
     "capacity": {"total": 0, "per_node": {"worker-02": 0}},
 }
+_NOT_COUNTED = {**_FITS, "capacity": None}
 
 WHATIF_EXAMPLES = [
     OpenApiExample(
@@ -85,6 +86,11 @@ WHATIF_EXAMPLES = [
         request_only=True,
     ),
     OpenApiExample(
+        "Will it fit? (a CI gate: no capacity count, the fastest answer)",
+        value={"pod": _MANIFEST, "capacity": False},
+        request_only=True,
+    ),
+    OpenApiExample(
         "Compare every scheduler (runs in the background)",
         value={
             "containers": [{"name": "app", "requests": {"cpu": "2"}, "limits": {"cpu": "2"}}],
@@ -96,6 +102,12 @@ WHATIF_EXAMPLES = [
     OpenApiExample("It fits", value=_FITS, response_only=True, status_codes=["200"]),
     OpenApiExample(
         "It fits nowhere (still a 200)", value=_NO_FIT, response_only=True, status_codes=["200"]
+    ),
+    OpenApiExample(
+        "Capacity not counted (capacity: false)",
+        value=_NOT_COUNTED,
+        response_only=True,
+        status_codes=["200"],
     ),
     OpenApiExample(
         "Accepted: poll the task",

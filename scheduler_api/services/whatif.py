@@ -32,6 +32,7 @@ class WhatIfQuestion:
     scoring: str | None = None
     weights: dict[str, int] | None = None
     use_draft_policies: bool = False  # judge nodes as if their saved NodePolicies were applied
+    capacity: bool = True  # False: do not count the copies each node could still take
 
     @property
     def compares_schedulers(self) -> bool:
@@ -55,6 +56,7 @@ def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
         scoring=data.get("scoring") or None,
         weights=dict(data["weights"]) if data.get("weights") else None,
         use_draft_policies=bool(data.get("use_draft_policies", False)),
+        capacity=bool(data.get("capacity", True)),
     )
 
 
@@ -66,6 +68,7 @@ def whatif_check(question: WhatIfQuestion) -> None:
         scheduler="auto" if question.compares_schedulers else question.scheduler,
         scoring=question.scoring,
         weights=question.weights,
+        capacity=question.capacity,
     )
 
 
@@ -87,6 +90,7 @@ def whatif_answer(
             replicas=question.replicas,
             scoring=question.scoring,
             weights=question.weights,
+            capacity=question.capacity,
             use_draft_policies=question.use_draft_policies,
         )
     return run_whatif(
@@ -96,6 +100,7 @@ def whatif_answer(
         scheduler=question.scheduler,
         scoring=question.scoring,
         weights=question.weights,
+        capacity=question.capacity,
         use_draft_policies=question.use_draft_policies,
         fragments=fragments,
     )

@@ -113,6 +113,7 @@ def test_a_whatif_never_writes(demo_objects):
         ({"scheduler": "volcano"}, "scheduler"),
         ({"scoring": "Random"}, "scoring"),
         ({"weights": {"cpu": 0}}, "weights"),
+        ({"capacity": "no"}, "capacity"),
         ({"pod": {"kind": "Deployment"}}, "pod"),
         ({"pod": {"spec": {"containers": []}}}, "pod.spec.containers"),
     ],
@@ -123,6 +124,24 @@ def test_bad_input_names_the_field_at_fault(kwargs, field):
     with pytest.raises(WhatIfInputError) as caught:
         run_whatif(cluster=cluster, **{"pod": POD, **kwargs})
     assert field in caught.value.field_errors
+
+
+def test_no_capacity_answers_the_same_nodes_with_capacity_null(dump, pod_file):
+    counted = run_command("--objects", str(dump), "--pod", str(pod_file), "--replicas", "2")
+    skipped = run_command(
+        "--objects", str(dump), "--pod", str(pod_file), "--replicas", "2", "--no-capacity"
+    )
+    assert skipped["capacity"] is None and counted["capacity"]["total"] > 0
+    assert skipped == {**counted, "capacity": None}
+
+
+def test_the_table_says_capacity_was_not_counted(dump, pod_file):
+    from io import StringIO
+
+    out = StringIO()
+    args = ("--objects", str(dump), "--pod", str(pod_file), "--format", "table")
+    call_command("whatif", *args, "--no-capacity", stdout=out)
+    assert out.getvalue().rstrip().endswith("capacity: not counted (--no-capacity)")
 
 
 def test_weights_are_parsed_or_refused():

@@ -236,3 +236,66 @@ def test_a_failed_task_keeps_the_error_shape(trio: Cluster, user_for: Any) -> No
     failed = whatif_task_run(task_id=task.pk)
     assert failed.state == TaskState.FAILED
     assert failed.error["detail"] == "Invalid input." and "pod" in failed.error["errors"]
+
+
+def test_capacity_false_answers_the_same_verdicts_without_counting(
+    operator: APIClient, trio: Cluster
+) -> None:
+    counted = post(operator, {"pod": manifest(), "replicas": 2}).json()
+    skipped = post(operator, {"pod": manifest(), "replicas": 2, "capacity": False})
+    assert skipped.status_code == 200, skipped.content
+    body = skipped.json()
+    assert body["capacity"] is None  # not a zero, which would read as "nothing more fits"
+    assert counted["capacity"]["total"] > 0
+    assert same_answer({**body, "capacity": counted["capacity"]}, counted)
+
+
+def test_whether_capacity_is_counted_is_part_of_the_remembered_question(
+    operator: APIClient, trio: Cluster, settings: Any
+) -> None:
+    settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
+    skipped = post(operator, {"pod": manifest(), "capacity": False}).json()
+    counted = post(operator, {"pod": manifest()}).json()
+    skipped_again = post(operator, {"pod": manifest(), "capacity": False}).json()
+    assert skipped["capacity"] is None and skipped_again["capacity"] is None
+    assert counted["capacity"] is not None and counted["capacity"]["total"] > 0
+
+
+@override_settings(API_WHATIF_SYNC_MAX_REPLICAS=3)
+def test_a_background_question_keeps_capacity_false(
+    operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False):
+        response = post(operator, {"pod": manifest(), "replicas": 4, "capacity": False})
+    assert response.status_code == 202, response.content
+    whatif_task_run(task_id=WhatIfTask.objects.get().pk)
+    done = operator.get(response["Location"]).json()
+    assert done["state"] == "succeeded", done
+    assert done["result"]["capacity"] is None
+    assert len(done["result"]["placements"]) == 4
+
+
+def test_a_task_stored_before_capacity_was_asked_counts_it(trio: Cluster, user_for: Any) -> None:
+    """Rows written by an earlier release have no `capacity` key: they count, as then."""
+    task = WhatIfTask.objects.create(
+        user=user_for("operator"),
+        cluster=trio,
+        request={
+            "pod": manifest(),
+            "replicas": 1,
+            "scheduler": "auto",
+            "scoring": None,
+            "weights": None,
+            "use_draft_policies": False,
+        },
+    )
+    done = whatif_task_run(task_id=task.pk)
+    assert done.state == TaskState.SUCCEEDED, done.error
+    assert done.result["capacity"]["total"] > 0
+
+
+@pytest.mark.parametrize("value", ["maybe", 2, None, [True]])
+def test_capacity_must_be_a_boolean(operator: APIClient, trio: Cluster, value: Any) -> None:
+    response = post(operator, {"pod": manifest(), "capacity": value})
+    assert response.status_code == 400, response.content
+    assert "capacity" in response.json()["errors"]

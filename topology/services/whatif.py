@@ -79,10 +79,12 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
 
 
 def check_options(
-    *, replicas: Any, scheduler: Any, scoring: Any, weights: Any
+    *, replicas: Any, scheduler: Any, scoring: Any, weights: Any, capacity: Any = True
 ) -> dict[str, list[str]]:
     """Field errors of the non-pod inputs (empty when they are all fine)."""
     errors: dict[str, list[str]] = {}
+    if not isinstance(capacity, bool):
+        errors["capacity"] = ["must be true or false"]
     if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas:
         errors["replicas"] = ["must be a whole number ≥ 0"]
     elif replicas > MAX_REPLICAS:
@@ -103,10 +105,12 @@ def check_options(
 
 
 def validated_pod(
-    pod: Any, *, replicas: Any, scheduler: Any, scoring: Any, weights: Any
+    pod: Any, *, replicas: Any, scheduler: Any, scoring: Any, weights: Any, capacity: Any = True
 ) -> PodSpec:
     """The pod as the engine sees it, or WhatIfInputError with every field at fault."""
-    errors = check_options(replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights)
+    errors = check_options(
+        replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights, capacity=capacity
+    )
     spec = None
     try:
         spec = pod_from_manifest(pod)
@@ -145,6 +149,9 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
 def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any]:
     """The engine's answer in the documented JSON shape (plus `system`/`notes` per node).
 
+    `capacity` is null when it was not counted (`place(capacity=False)`): never a zero
+    that would read as "nothing more fits".
+
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     capacity = result.capacity
     nodes: Any = (
@@ -166,10 +173,11 @@ def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any
             }
             for p in result.placements
         ],
-        "capacity": {
-            "total": capacity.total if capacity else 0,
-            "per_node": dict(capacity.per_node) if capacity else {},
-        },
+        "capacity": (
+            {"total": capacity.total, "per_node": dict(capacity.per_node)}
+            if capacity is not None
+            else None
+        ),
     }
 
 
@@ -181,16 +189,30 @@ def run_on_snapshot(
     scheduler: str = "auto",
     scoring: str | None = None,
     weights: dict[str, int] | None = None,
+    capacity: bool = True,
     encoded: bool = False,
 ) -> dict[str, Any]:
     """Validate everything first, then run `place` (which also answers `evaluate`).
 
-    `encoded`: see `result_json`."""
+    `capacity=False` skips counting how many copies each node could still take (on a
+    large cluster most of the engine's time for a pod that binds cpus): the answer's
+    `capacity` is then null. `encoded`: see `result_json`."""
     spec = validated_pod(
-        pod, replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights
+        pod,
+        replicas=replicas,
+        scheduler=scheduler,
+        scoring=scoring,
+        weights=weights,
+        capacity=capacity,
     )
     result = place(
-        snapshot, spec, replicas, scheduler=scheduler, scoring=scoring or None, weights=weights
+        snapshot,
+        spec,
+        replicas,
+        scheduler=scheduler,
+        scoring=scoring or None,
+        weights=weights,
+        capacity=capacity,
     )
     return result_json(result, encoded=encoded)
 
@@ -203,6 +225,7 @@ def run_whatif(
     scheduler: str = "auto",
     scoring: str | None = None,
     weights: dict[str, int] | None = None,
+    capacity: bool = True,
     use_draft_policies: bool = False,
     fragments: bool = False,
 ) -> dict[str, Any]:
@@ -220,6 +243,7 @@ def run_whatif(
         scheduler=scheduler,
         scoring=scoring,
         weights=weights,
+        capacity=capacity,
         fragments=fragments,
     )
 
@@ -232,11 +256,19 @@ def answer_on_snapshot(
     scheduler: Any = "auto",
     scoring: Any = None,
     weights: Any = None,
+    capacity: Any = True,
     fragments: bool = False,
 ) -> dict[str, Any]:
     """`run_on_snapshot`, remembered per mirror version (`answer_cache`): the same
-    question on the same mirror is worked out once (per cluster, with a shared cache)."""
-    options = {"replicas": replicas, "scheduler": scheduler, "scoring": scoring, "weights": weights}
+    question on the same mirror is worked out once (per cluster, with a shared cache).
+    Whether capacity is counted is part of the question."""
+    options = {
+        "replicas": replicas,
+        "scheduler": scheduler,
+        "scoring": scoring,
+        "weights": weights,
+        "capacity": capacity,
+    }
     return remembered_answer(
         snapshot,
         {"pod": pod, **options},

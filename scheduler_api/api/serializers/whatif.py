@@ -109,6 +109,12 @@ class WhatIfRequestSerializer(serializers.Serializer):
         allow_null=True,
         help_text="resource → scoring weight",
     )
+    capacity = serializers.BooleanField(
+        default=True,
+        help_text="false: skip counting how many more copies each node could take (the "
+        "answer's `capacity` is then null); on large clusters, for pods that bind cpus, "
+        "that count is most of a what-if's time",
+    )
     use_draft_policies = serializers.BooleanField(
         default=False,
         help_text="judge the nodes as if their saved desired node policies were applied "
@@ -164,4 +170,6 @@ class WhatIfResultSerializer(serializers.Serializer):
     data_age_seconds = serializers.FloatField(allow_null=True)
     nodes = NodeVerdictSerializer(many=True, help_text="every node, best first")
     placements = PlacementSerializer(many=True)
-    capacity = CapacitySerializer()
+    capacity = CapacitySerializer(
+        allow_null=True, help_text="null: not counted (the question asked `capacity: false`)"
+    )

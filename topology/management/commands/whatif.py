@@ -40,6 +40,12 @@ class Command(BaseCommand):
         parser.add_argument("--scheduler", default="auto", choices=SCHEDULERS)
         parser.add_argument("--scoring", choices=SCORING_STRATEGIES, default=None)
         parser.add_argument("--weights", default="", help="resource weights, e.g. cpu=1,memory=2")
+        parser.add_argument(
+            "--no-capacity",
+            dest="capacity",
+            action="store_false",
+            help="do not count how many more copies each node could take (capacity: null)",
+        )
         parser.add_argument("--format", choices=("json", "table"), default="json")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -61,6 +67,7 @@ class Command(BaseCommand):
             "scheduler": options["scheduler"],
             "scoring": options["scoring"],
             "weights": parse_weights(options["weights"]) or None,
+            "capacity": options["capacity"],
         }
         if options["cluster"]:
             cluster = Cluster.objects.filter(name=options["cluster"]).first()
@@ -87,5 +94,9 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         lines.extend(f"{'':>5}- {reason}" for reason in node["reasons"])
     placed = [p for p in answer["placements"] if p["node"]]
     lines.append(f"placed {len(placed)} of {len(answer['placements'])} replicas")
-    lines.append(f"capacity: {answer['capacity']['total']} more fit in total")
+    capacity = answer["capacity"]
+    if capacity is None:
+        lines.append("capacity: not counted (--no-capacity)")
+    else:
+        lines.append(f"capacity: {capacity['total']} more fit in total")
     return lines
