@@ -327,11 +327,17 @@ class HintWalk:
     def _add(self, generator: HintsGenerator, mask: Mask) -> bool:
         """A mask that allocates into generateResourceHints; True when it added a deciding
         hint (under Restricted, only one singleNUMANodeExclusive allows)."""
-        if not generator.add(mask.numas, self._score(mask)):
+        if not generator.add(mask.numas, 0 if self._score_unread(mask) else self._score(mask)):
             return False
         if self.run.numa_policy != NUMATopologyPolicy.RESTRICTED:
             return True
         return exclusive_ok(Hint(mask.numas, True), *self.exclusive)
+
+    def _score_unread(self, mask: Mask) -> bool:
+        """SingleNUMANode's merge weighs single-NUMA hints only: a wider one is only quoted,
+        by its mask, when the Filter refuses (`provider_summary`). Its score, the dearest
+        part of a hint, is left at 0: a refusal's full walk tries every mask."""
+        return len(mask.ids) > 1 and self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE
 
     def _cpus_fall_short(self, mask: Mask) -> bool:
         """cpu's own distribute over the mask already fails `cpu_reason`."""

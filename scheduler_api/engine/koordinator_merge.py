@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 from scheduler_api.engine.snapshot import NUMATopologyPolicy
@@ -32,8 +33,13 @@ def mask_value(mask: frozenset[int]) -> int:
 
 def mask_str(mask: frozenset[int] | None) -> str:
     """bitmask.String(): binary, padded to a multiple of 2 digits (Go's %v of the mask)."""
-    if mask is None:
-        return "<nil>"
+    return "<nil>" if mask is None else _mask_text(mask)
+
+
+# A refusal quotes every hint of every width (255 masks on an 8-NUMA node), on every
+# node it refuses; the masks of a machine's NUMA nodes are few and recur.
+@lru_cache(maxsize=4096)
+def _mask_text(mask: frozenset[int]) -> str:
     value = mask_value(mask)
     for shift in range(62, 0, -2):
         if value > 1 << shift:

@@ -194,10 +194,23 @@ def test_single_numa_on_a_one_numa_machine_becomes_any_numa() -> None:
 
 
 @pytest.mark.parametrize(
-    ("bits", "text"), [((0,), "01"), ((1,), "10"), ((0, 1), "11"), ((2,), "100")]
+    ("bits", "text"),
+    [
+        ((0,), "01"),
+        ((1,), "10"),
+        ((0, 1), "11"),
+        ((2,), "100"),
+        ((6,), "1000000"),  # 64 is not above 1 << 6: padded to 6 digits, printed in 7
+        ((7,), "10000000"),
+        ((0, 7), "10000001"),
+        (tuple(range(8)), "11111111"),
+        ((8,), "100000000"),
+        ((63,), "1" + "0" * 63),
+    ],
 )
 def test_mask_string_is_gos(bits: tuple[int, ...], text: str) -> None:
     assert mask_str(frozenset(bits)) == text
+    assert mask_str(frozenset(bits)) == text  # the second time from memory
 
 
 def test_equal_width_hints_are_tied_by_score() -> None:
