@@ -374,6 +374,8 @@ class HintWalk:
             placed, missing = self.spreader.spread_alone(mask.ids[0], self.books.totals)
         elif self.opts.request_cpu_bind and self._cpus_fall_short(mask):
             return False
+        elif not self.opts.request_cpu_bind and self.spreader.shares_fit(mask.ids):
+            return True  # a large pod's refusal tries every mask: most take it evenly
         else:
             placed, missing = self.spreader.spread(mask.ids, all_missing=False)
         if missing:

@@ -155,6 +155,24 @@ class Spreader:
                     break
         return placed, missing
 
+    def shares_fit(self, numas: Sequence[int]) -> bool:
+        """True: `spread` over `numas` surely misses nothing (False says nothing).
+
+        Every NUMA node has at least ceil(amount / width) of each requested name. An
+        amount is split by successive floors (what is left // the NUMA nodes left), so
+        while each NUMA node gives its whole share, every share is the floor or the
+        ceiling of amount / width: none asks for more than each has. Whole cpus are
+        split by another rule (`_cpu_share`): not answered here."""
+        if self.cpus_whole:
+            return False
+        width = len(numas)
+        for name, amount in self.requests:
+            need, left = -(-amount // width), self.left[name]
+            for numa in numas:
+                if left.get(numa, 0) < need:
+                    return False
+        return True
+
     def spread_cpu(self, numas: Sequence[int]) -> tuple[dict[int, int], bool] | None:
         """`spread`'s cpu alone (each name is distributed on its own): the cpu placed in
         each NUMA node that gets some, and whether all of it was; None when cpu is not

@@ -176,6 +176,46 @@ def test_the_spreader_distributes_as_distribute_does(
     )
 
 
+@st.composite
+def even_questions(draw: st.DrawFn) -> tuple[ResourceOptions, dict[int, dict[str, int]], list[int]]:
+    """Requests, and amounts per NUMA node near the even shares of a mask (within 2 of
+    ceil(amount / width)), not binding cpus."""
+    numas = sorted(draw(st.sets(st.integers(0, 9), min_size=2, max_size=8)))
+    mask = sorted(draw(st.sets(st.sampled_from(numas), min_size=2)))
+    names = ["cpu", "memory"]
+    requests = {name: draw(st.integers(0, 160)) for name in names}
+
+    def amount(numa: int, name: str) -> int:
+        if numa not in mask:
+            return draw(st.integers(0, 40))
+        share = -(-requests[name] // len(mask))
+        return max(share + draw(st.integers(-2, 2)), 0)
+
+    totals = {numa: {name: amount(numa, name) for name in names} for numa in numas}
+    opts = ResourceOptions(
+        requests=requests, num_cpus_needed=0, request_cpu_bind=False,
+        required_cpu_bind_policy=False, cpu_bind_policy=CPUBindPolicy.DEFAULT,
+        cpu_exclusive_policy="", numa_allocate_strategy="",
+    )  # fmt: skip
+    return opts, totals, mask
+
+
+@SETTINGS
+@given(even_questions())
+def test_shares_that_fit_are_placed_whole_by_distribute(
+    question: tuple[ResourceOptions, dict[int, dict[str, int]], list[int]],
+) -> None:
+    """`shares_fit` is a sufficient condition: where it holds, distribute misses nothing."""
+    opts, totals, mask = question
+    view = NodeView(True, KoordCPUTopology.from_rows(((0, 0, 0, 0),)), frozenset(), "", (), "", {})
+    ctx = NodeContext(view, NodeAllocation(), NO_RESTORE, KoordConfig())
+    _, missing = distribute(ctx, with_hint(opts, frozenset(mask)), totals)
+    fits = Spreader(opts, totals, 1).shares_fit(mask)
+    event(f"shares fit: {fits}; distribute places all: {not missing}")
+    if fits:
+        assert not missing
+
+
 def test_masks_come_by_width_in_the_order_combinations_lists_them() -> None:
     for count in range(7):
         numa_ids = tuple(range(0, 2 * count, 2))
