@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from types import MappingProxyType
 
 EMPTY_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
@@ -83,6 +84,13 @@ class Reason:
             parts.append(f"for container {self.container}")
         core = " ".join(parts) or self.message or str(self.check)
         return f"{core}; {self.check}"
+
+
+@lru_cache(maxsize=16_384)
+def reason_text(reason: Reason) -> str:
+    """`str(reason)`, kept: an answer quotes the same reasons on many nodes (a shortfall
+    shared by every node short of it, the same NUMA refusal on alike machines)."""
+    return str(reason)
 
 
 @dataclass(frozen=True, slots=True)

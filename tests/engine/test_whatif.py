@@ -8,7 +8,7 @@ import pytest
 
 from scheduler_api.engine import crane, koordinator_state
 from scheduler_api.engine.capacity import node_capacity
-from scheduler_api.engine.results import ReasonCheck
+from scheduler_api.engine.results import Reason, ReasonCheck, reason_text
 from scheduler_api.engine.snapshot import (
     AllocationSource,
     ClusterSnapshot,
@@ -218,3 +218,14 @@ def test_capacity_figures_follow_each_topology_manager_policy() -> None:
     tight = node_capacity(two_zone_node("b", "7", "2"))
     # 8 CPUs fit one zone by capacity, but no zone has 8 free: restricted stops at 7.
     assert tight.largest_exclusive_pod[TopologyManagerPolicy.RESTRICTED] == 9
+
+
+def test_a_reasons_text_is_kept_for_the_whole_reason() -> None:
+    """Kept texts are keyed by every field: reasons differing in one read differently."""
+    fit = Reason(ReasonCheck.NODE_RESOURCES_FIT, None, "cpu", 1500)
+    more = Reason(ReasonCheck.NODE_RESOURCES_FIT, None, "cpu", 2500)
+    zoned = Reason(ReasonCheck.INSUFFICIENT_NUMA, 1, "cpu", 1500)
+    named = Reason(ReasonCheck.INSUFFICIENT_NUMA, 1, "cpu", 1500, container="app")
+    reasons = (fit, more, zoned, named, fit, zoned)
+    assert [reason_text(r) for r in reasons] == [str(r) for r in reasons]
+    assert len({reason_text(r) for r in reasons}) == 4

@@ -17,6 +17,7 @@ import orjson
 from django.utils import timezone
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
+from scheduler_api.engine.results import reason_text
 from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
 from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
 from topology.adapters import pod_spec_of
@@ -137,7 +138,7 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
         "node": verdict.node,
         "fits": verdict.fits,
         "score": verdict.score,
-        "reasons": [str(r) for r in verdict.reasons],
+        "reasons": [reason_text(r) for r in verdict.reasons],
         "numa_zones": list(verdict.numa_zones),
         "cpuset": sorted(verdict.cpuset) if verdict.cpuset is not None else None,
         "annotations": dict(verdict.annotations),
