@@ -217,6 +217,24 @@ class HintWalk:
         return Spreader(self.opts, self.books.totals, self.run.ctx.view.topology.cpus_per_core())
 
     @cached_property
+    def dead(self) -> frozenset[int]:
+        """NUMA nodes no mask holding them allocates: a whole cpu of amount left, and no
+        cpu allocateCPUSet may take there. A pod binding at least as many cpus as there
+        are NUMA nodes gets at least one whole cpu's share of each NUMA node of any mask
+        (split in whole cpus, the cpus left never fall below the NUMA nodes left), so
+        such a NUMA node holds one the take cannot give (`_cpus_fall_short_of`,
+        `cpu_reason`). On a node whose free cpus sit in some NUMA nodes only, most masks
+        hold one."""
+        spreader, opts = self.spreader, self.opts
+        cpu = spreader.left.get("cpu")
+        if not opts.request_cpu_bind or spreader.full_cores or cpu is None:
+            return frozenset()
+        if opts.num_cpus_needed < len(self.numa_ids):
+            return frozenset()
+        free = self.books.numa_free
+        return frozenset(n for n in self.numa_ids if cpu.get(n, 0) >= 1000 and free.get(n, 0) <= 0)
+
+    @cached_property
     def score_rows(self) -> list[tuple[str, list[int], list[int]]]:
         return self._score_rows()
 
@@ -267,7 +285,7 @@ class HintWalk:
         barred = _barred(generator, self.numa_ids)
         # uniform names: the names, so the barred NUMA nodes, are final; leave their masks out
         widths = masks_by_width(self.numa_ids, barred if self.uniform else frozenset())
-        if self.uniform and self._nothing_allocates(barred):
+        if self.uniform and self._nothing_allocates(barred | self.dead):
             # no mask can be added: the hints the walk would give (a stop it might make
             # under SingleNUMANode gives `counted_hints` these very hints as well)
             return generator.result(requests, self.run.numa_policy), False
@@ -279,7 +297,7 @@ class HintWalk:
             for mask, hopeful in zip(masks.masks, hopeful_masks, strict=True):
                 if not self.uniform and self._names_grow(generator, mask):
                     barred = _barred(generator, self.numa_ids)
-                if hopeful and barred.isdisjoint(mask.numas) and self._allocates(mask):
+                if hopeful and barred.isdisjoint(mask.numas) and self._may_allocate(mask):
                     decided = self._add(generator, mask) or decided
             if stop_early and size < width and self._stops(decided):
                 return generator.result(requests, self.run.numa_policy), True
@@ -367,6 +385,9 @@ class HintWalk:
             requested, published, self.opts.requests, config.resource_weights,
             config.numa_scoring_strategy,
         )  # fmt: skip
+
+    def _may_allocate(self, mask: Mask) -> bool:
+        return self.dead.isdisjoint(mask.numas) and self._allocates(mask)
 
     def _allocates(self, mask: Mask) -> bool:
         """`allocation_reason` is None for the mask (resource_options: no required amounts)."""

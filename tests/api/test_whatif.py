@@ -299,3 +299,19 @@ def test_capacity_must_be_a_boolean(operator: APIClient, trio: Cluster, value: A
     response = post(operator, {"pod": manifest(), "capacity": value})
     assert response.status_code == 400, response.content
     assert "capacity" in response.json()["errors"]
+
+
+def test_a_comparison_keeps_capacity_false_for_every_scheduler(
+    operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False):
+        response = post(operator, {"pod": manifest(), "scheduler": "all", "capacity": False})
+    assert response.status_code == 202, response.content
+    whatif_task_run(task_id=WhatIfTask.objects.get().pk)
+    done = operator.get(response["Location"]).json()
+    assert done["state"] == "succeeded", done
+    assert {name: answer["capacity"] for name, answer in done["comparison"].items()} == {
+        "scheduler-plugins": None,
+        "crane": None,
+        "koordinator": None,
+    }

@@ -48,10 +48,12 @@ from scheduler_api.engine.koordinator_takes import (
 from scheduler_api.engine.snapshot import (
     LABEL_CPU_BIND_POLICY,
     LABEL_KOORD_QOS,
+    AllocationSource,
     ClusterSnapshot,
     CPUBindPolicy,
     Flavour,
     NodeSnapshot,
+    PodAllocation,
     PodSpec,
     ReservationSnapshot,
     ResourceAmounts,
@@ -425,6 +427,43 @@ def test_a_node_with_exactly_enough_cpus_across_numa_nodes_fits(policy: str) -> 
     want = koordinator.evaluate(node, spec)
     assert want.fits
     assert koordinator_fast.evaluate(node, spec) == want
+
+
+def _numa_zero_held_whole() -> NodeSnapshot:
+    """Four NUMA nodes of two one-thread cores, each with 1 cpu of amount left; NUMA
+    node 0's two cpus held by a pod that holds only 1 cpu of its amount there."""
+    rows = tuple((cpu, cpu, 0, cpu // 2) for cpu in range(8))
+    zones = tuple(
+        Zone(n, f"node-{n}", {"cpu": ResourceAmounts(2000, 2000, 0),
+                              "memory": ResourceAmounts(8 * GI, 8 * GI, 0)})
+        for n in range(4)
+    )  # fmt: skip
+    held = tuple(
+        PodAllocation("ns", f"held-{n}", f"held-{n}", AllocationSource.KOORDINATOR,
+                      cpuset=frozenset({0, 1}) if n == 0 else frozenset(),
+                      numa_resources={n: {"cpu": 1000}})
+        for n in range(4)
+    )  # fmt: skip
+    return NodeSnapshot(
+        name="k1", flavour=Flavour.KOORDINATOR,
+        allocatable={"cpu": 8000, "memory": 32 * GI, "pods": 40},
+        topology_policies=("SingleNUMANodePodLevel",), zones=zones, cpus=rows, allocations=held,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("cpus", ["2", "3", "4"])
+def test_a_numa_node_with_amount_but_no_free_cpu_is_quoted_only_where_it_allocates(
+    cpus: str,
+) -> None:
+    """NUMA node 0 has a cpu of amount left and no cpu to take. A pod of fewer cpus than
+    NUMA nodes may get no share of it (distribute's first NUMA node gets cpus // width
+    of them): masks holding it then allocate (0111 for 2 cpus), and a refusal quotes
+    them. From 4 cpus on, every mask holding it falls short (`HintWalk.dead`)."""
+    node, spec = _numa_zero_held_whole(), _lsr_pod(cpus)
+    want = koordinator.evaluate(node, spec)
+    assert not want.fits
+    assert koordinator_fast.evaluate(node, spec) == want
+    assert ("0111" in str(want.reasons[0])) == (cpus == "2")
 
 
 def test_a_node_memo_starts_afresh_once_full() -> None:

@@ -198,14 +198,8 @@ def run_on_snapshot(
     `capacity=False` skips counting how many copies each node could still take (on a
     large cluster most of the engine's time for a pod that binds cpus): the answer's
     `capacity` is then null. `encoded`: see `result_json`."""
-    spec = validated_pod(
-        pod,
-        replicas=replicas,
-        scheduler=scheduler,
-        scoring=scoring,
-        weights=weights,
-        capacity=capacity,
-    )
+    options = {"scheduler": scheduler, "scoring": scoring, "weights": weights}
+    spec = validated_pod(pod, replicas=replicas, capacity=capacity, **options)
     result = place(
         snapshot,
         spec,
