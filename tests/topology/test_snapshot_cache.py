@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 
 import pytest
 
@@ -73,3 +74,47 @@ def test_a_cached_snapshot_is_dated_when_it_is_used(cache_on, small):
 def test_the_cache_can_be_turned_off(settings, small):
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 0
     assert cached_cluster_snapshot(small) is not cached_cluster_snapshot(small)
+
+
+@pytest.fixture
+def collector_seen(monkeypatch) -> list[bool]:
+    """Whether the cycle collector was on, each time the whole mirror was read."""
+    from topology.services import snapshot_cache
+
+    seen: list[bool] = []
+    real = snapshot_cache.cluster_snapshot
+
+    def reading(cluster: Cluster):
+        seen.append(gc.isenabled())
+        return real(cluster)
+
+    monkeypatch.setattr(snapshot_cache, "cluster_snapshot", reading)
+    return seen
+
+
+def test_the_collector_is_off_while_the_whole_mirror_is_read(cache_on, small, collector_seen):
+    assert gc.isenabled()
+    cached_cluster_snapshot(small)
+    assert collector_seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_failed_read_turns_the_collector_on_again(cache_on, small, monkeypatch):
+    from topology.services import snapshot_cache
+
+    def failing(cluster: Cluster):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(snapshot_cache, "cluster_snapshot", failing)
+    with pytest.raises(RuntimeError):
+        cached_cluster_snapshot(small)
+    assert gc.isenabled()
+
+
+def test_a_collector_turned_off_before_stays_off(cache_on, small, collector_seen):
+    gc.disable()
+    try:
+        cached_cluster_snapshot(small)
+        assert collector_seen == [False] and not gc.isenabled()
+    finally:
+        gc.enable()
