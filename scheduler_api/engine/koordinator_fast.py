@@ -66,7 +66,13 @@ from scheduler_api.engine.koordinator_numa import (
     resource_score,
     with_hint,
 )
-from scheduler_api.engine.koordinator_spread import Mask, Spreader, Width, masks_by_width
+from scheduler_api.engine.koordinator_spread import (
+    NO_AMOUNTS,
+    Mask,
+    Spreader,
+    Width,
+    masks_by_width,
+)
 from scheduler_api.engine.koordinator_state import (
     KoordConfig,
     NodeView,
@@ -225,14 +231,20 @@ class HintWalk:
         such a NUMA node holds one the take cannot give (`_cpus_fall_short_of`,
         `cpu_reason`). On a node whose free cpus sit in some NUMA nodes only, most masks
         hold one."""
-        spreader, opts = self.spreader, self.opts
-        cpu = spreader.left.get("cpu")
-        if not opts.request_cpu_bind or spreader.full_cores or cpu is None:
-            return frozenset()
+        opts = self.opts
+        full_cores = (
+            opts.required_cpu_bind_policy and opts.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS
+        )
+        if not opts.request_cpu_bind or full_cores or opts.requests.get("cpu", 0) <= 0:
+            return frozenset()  # whole cores are split by another rule (`Spreader._cpu_share`)
         if opts.num_cpus_needed < len(self.numa_ids):
             return frozenset()
-        free = self.books.numa_free
-        return frozenset(n for n in self.numa_ids if cpu.get(n, 0) >= 1000 and free.get(n, 0) <= 0)
+        totals, free = self.books.totals, self.books.numa_free
+        return frozenset(
+            n
+            for n in self.numa_ids
+            if totals.get(n, NO_AMOUNTS).get("cpu", 0) >= 1000 and free.get(n, 0) <= 0
+        )
 
     @cached_property
     def score_rows(self) -> list[tuple[str, list[int], list[int]]]:
