@@ -122,6 +122,24 @@ def test_the_preview_is_exactly_what_a_create_sends_and_writes_nothing(fake, syn
     assert writes(fake, "POST") == [preview.json()["reservation"]]
 
 
+def test_finding_the_node_reads_verdicts_without_counting_capacity(
+    fake, synced, admin_api, monkeypatch
+):
+    from topology.services.writeback import reservations
+
+    asked: list[dict] = []
+    real = reservations.run_whatif
+    monkeypatch.setattr(
+        reservations, "run_whatif", lambda **kwargs: asked.append(kwargs) or real(**kwargs)
+    )
+    preview = admin_api.post(
+        RESERVATIONS, {**QUESTION, "node": "best", "preview": True}, format="json"
+    )
+    assert preview.status_code == 200, preview.content
+    assert [call["capacity"] for call in asked] == [False]
+    assert preview.json()["node"] == KOORD_NODE
+
+
 def test_the_reservation_is_in_the_mirror_at_once_and_after_a_resync(fake, synced, admin_api, fast):
     create(admin_api)
     mirrored = Reservation.objects.get(cluster=synced, name=f"db-{KOORD_NODE}")

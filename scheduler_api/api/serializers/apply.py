@@ -100,6 +100,7 @@ class ReservationCreateSerializer(WhatIfRequestSerializer):
     """The what-if's pod (a manifest in `pod`, or the compact form) and where to reserve."""
 
     replicas = None  # one reservation, one pod
+    capacity = None  # a reservation reads the verdicts only
     scheduler = serializers.ChoiceField(
         [*SCHEDULERS, COMPARE_ALL],
         required=False,

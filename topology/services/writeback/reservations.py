@@ -89,6 +89,7 @@ def _verdicts(cluster: Cluster, request: ReservationRequest) -> list[dict[str, A
             scheduler=request.scheduler,
             scoring=request.scoring,
             weights=dict(request.weights) if request.weights else None,
+            capacity=False,  # only the verdicts are read
         )
     except WhatIfInputError as error:
         raise ReservationInputError(error.field_errors) from error
