@@ -379,6 +379,9 @@ def resource_score(
 # --- hints and their merge -------------------------------------------------------------------
 
 
+_NO_NUMAS: frozenset[int] = frozenset()
+
+
 @dataclass(slots=True)
 class HintsGenerator:
     """hintsGenerator: masks become hints for every NUMA-published resource requested."""
@@ -391,13 +394,16 @@ class HintsGenerator:
     def add(self, mask: frozenset[int], score: int) -> bool:
         """generateHints: skipped when any NUMA node of the mask lacks a resource.
         True when the mask became a hint (of at least one resource)."""
-        if any(mask & self.lacking.get(n, set()) for n in self.names):
+        names, lacking = self.names, self.lacking
+        if any(not lacking.get(n, _NO_NUMAS).isdisjoint(mask) for n in names):
             return False
         hint = Hint(mask, False, score)  # one (immutable) hint shared by every resource
-        for name in self.names:
-            self.min_size[name] = min(self.min_size.get(name, len(mask)), len(mask))
-            self.hints.setdefault(name, []).append(hint)
-        return bool(self.names)
+        size, min_size, hints = len(mask), self.min_size, self.hints
+        for name in names:
+            if size < min_size.get(name, size + 1):
+                min_size[name] = size
+            hints.setdefault(name, []).append(hint)
+        return bool(names)
 
     def result(self, requests: ResourceMap, policy: str) -> dict[str, list[Hint]]:
         """Preferred = minimal width (every hint under Restricted); [] when none fits.
@@ -406,15 +412,17 @@ class HintsGenerator:
         """
         restricted = policy == NUMATopologyPolicy.RESTRICTED
         made: dict[tuple[int, bool], Hint] = {}
-
-        def final(h: Hint, name: str) -> Hint:
-            preferred = restricted or len(h.mask or ()) == self.min_size[name]
-            key = (id(h), preferred)
-            if key not in made:
-                made[key] = Hint(h.mask, preferred, h.score, h.unsatisfied)
-            return made[key]
-
-        out = {name: [final(h, name) for h in hints] for name, hints in self.hints.items()}
+        out: dict[str, list[Hint]] = {}
+        for name, hints in self.hints.items():
+            smallest, final = self.min_size[name], []
+            for h in hints:  # every hint of every width, on a refusal: written out
+                preferred = restricted or len(h.mask or ()) == smallest
+                key = (id(h), preferred)
+                hint = made.get(key)
+                if hint is None:
+                    hint = made[key] = Hint(h.mask, preferred, h.score, h.unsatisfied)
+                final.append(hint)
+            out[name] = final
         for name in requests:
             if name in self.names:
                 out.setdefault(name, [])
