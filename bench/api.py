@@ -473,6 +473,15 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+def target_row(name: str, seconds: list[float], detail: str = "") -> None:
+    """A what-if row against the p99 <= 50 ms target (`detail`: else how far off)."""
+    times = [t * 1000 for t in seconds]
+    p99 = percentile(times, 0.99)
+    detail = detail or f"{p99 / 50:.1f}x the target"
+    print(row(name, statistics.median(times), p99, "p99 <= 50 ms",
+              f"{verdict(p99 <= 50)}; {detail}, n={len(times)}"))  # fmt: skip
+
+
 def main() -> None:
     options = parse_args()
     server_url = postgres_server()
@@ -537,27 +546,15 @@ def whatif_report(port: int, token: str, options: argparse.Namespace) -> None:
             repeated = whatif_runs(port, token, question, options.warmup, options.whatif_runs)
             fresh = new_question_runs(port, token, question, options.whatif_runs)
             for kind, times in (("asked before", repeated), ("new question", fresh)):
-                times = [t * 1000 for t in times]
-                p99 = percentile(times, 0.99)
-                print(row(f"what-if {name}, replicas {replicas}, {kind}",
-                          statistics.median(times), p99, "p99 <= 50 ms",
-                          f"{verdict(p99 <= 50)}; {p99 / 50:.1f}x the target, "
-                          f"n={len(times)}"))  # fmt: skip
+                target_row(f"what-if {name}, replicas {replicas}, {kind}", times)
     for name, body in WHATIF_CASES.items():
         question = {**body, "replicas": 1, "capacity": False}
-        times = [t * 1000 for t in new_question_runs(port, token, question, options.whatif_runs)]
-        p99 = percentile(times, 0.99)
-        print(row(f"what-if {name}, replicas 1, new question, capacity: false",
-                  statistics.median(times), p99, "p99 <= 50 ms",
-                  f"{verdict(p99 <= 50)} by the opt-out (the default counts capacity); "
-                  f"n={len(times)}"))  # fmt: skip
+        times = new_question_runs(port, token, question, options.whatif_runs)
+        target_row(f"what-if {name}, replicas 1, new question, capacity: false", times,
+                   "by the opt-out (the default counts capacity)")  # fmt: skip
     name, body = LARGE_CASE
-    times = [t * 1000 for t in new_question_runs(port, token, {**body, "replicas": 1},
-                                                  options.whatif_runs)]  # fmt: skip
-    p99 = percentile(times, 0.99)
-    print(row(f"what-if {name}, replicas 1, new question", statistics.median(times), p99,
-              "p99 <= 50 ms", f"{verdict(p99 <= 50)}; {p99 / 50:.1f}x the target, "
-              f"n={len(times)}"))  # fmt: skip
+    times = new_question_runs(port, token, {**body, "replicas": 1}, options.whatif_runs)
+    target_row(f"what-if {name}, replicas 1, new question", times)
     small = {**WHATIF_CASES[next(iter(WHATIF_CASES))], "replicas": 1}
     times = [t * 1000 for t in after_a_change_runs(port, token, small, options.whatif_runs)]
     print(row("what-if small pod, replicas 1, right after a pod changed",

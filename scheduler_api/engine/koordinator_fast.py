@@ -232,10 +232,7 @@ class HintWalk:
         `cpu_reason`). On a node whose free cpus sit in some NUMA nodes only, most masks
         hold one."""
         opts = self.opts
-        full_cores = (
-            opts.required_cpu_bind_policy and opts.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS
-        )
-        if not opts.request_cpu_bind or full_cores or opts.requests.get("cpu", 0) <= 0:
+        if not opts.request_cpu_bind or opts.whole_cores or opts.requests.get("cpu", 0) <= 0:
             return frozenset()  # whole cores are split by another rule (`Spreader._cpu_share`)
         if opts.num_cpus_needed < len(self.numa_ids):
             return frozenset()

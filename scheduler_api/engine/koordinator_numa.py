@@ -58,6 +58,11 @@ class ResourceOptions:
     reusable: NUMAResources = field(default_factory=dict)
     required_resources: NUMAResources | None = None
 
+    @property
+    def whole_cores(self) -> bool:
+        """splitQuantity splits cpu in whole cores (when binding): FullPCPUs, required."""
+        return self.required_cpu_bind_policy and self.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS
+
 
 @dataclass(frozen=True, slots=True)
 class NodeContext:
@@ -123,7 +128,7 @@ def split_amount(
     if not opts.request_cpu_bind:
         return amount // count
     cores = -(-amount // 1000)
-    if opts.required_cpu_bind_policy and opts.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS:
+    if opts.whole_cores:
         per_core = ctx.view.topology.cpus_per_core()
         return cores // per_core // count * per_core * 1000
     return cores // count * 1000

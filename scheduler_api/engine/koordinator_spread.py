@@ -18,7 +18,6 @@ from itertools import combinations
 
 from scheduler_api.engine.koordinator_numa import ResourceOptions, positional_sort
 from scheduler_api.engine.koordinator_state import ResourceMap
-from scheduler_api.engine.snapshot import CPUBindPolicy
 
 NO_AMOUNTS: ResourceMap = {}
 
@@ -93,8 +92,7 @@ class Spreader:
             if name in names and amount != 0
         )
         self.cpus_whole = opts.request_cpu_bind  # splitQuantity: whole cpus when binding
-        full = opts.required_cpu_bind_policy and opts.cpu_bind_policy == CPUBindPolicy.FULL_PCPUS
-        self.full_cores = bool(full)
+        self.full_cores = opts.whole_cores
         self.cpus_per_core = cpus_per_core
         self._orders: dict[tuple[str, int], list[int]] = {}
         # per requested name, what each NUMA node has left of it
