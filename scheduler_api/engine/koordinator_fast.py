@@ -56,12 +56,14 @@ from scheduler_api.engine.koordinator_books import (
     kept,
     layout_of,
 )
+from scheduler_api.engine.koordinator_masks import allocating_rows, mask_table
 from scheduler_api.engine.koordinator_merge import Hint, exclusive_ok, merge
 from scheduler_api.engine.koordinator_numa import (
     ERR_NO_NUMA,
     ERR_NOT_ENOUGH_CPUS,
     HintsGenerator,
     ResourceOptions,
+    accepted_hints,
     distribute,
     resource_score,
     with_hint,
@@ -90,6 +92,8 @@ from scheduler_api.engine.snapshot import (
 )
 
 VIEW_ROWS_KEPT = 16  # derived rows kept per node view
+# From this many NUMA nodes on (15 masks), a whole walk runs on arrays (`koordinator_masks`)
+ARRAY_WALK_MIN_NUMA_NODES = 4
 
 # --- one allocation attempt, decided by counts --------------------------------------------------
 
@@ -298,6 +302,8 @@ class HintWalk:
             # no mask can be added: the hints the walk would give (a stop it might make
             # under SingleNUMANode gives `counted_hints` these very hints as well)
             return generator.result(requests, self.run.numa_policy), False
+        if not stop_early and self._walks_on_arrays(generator):
+            return self._hints_on_arrays(generator, barred), False
         for size, masks in enumerate(widths, start=1):
             decided, hopeful_masks = False, []
             if masks.masks:  # none left past the widest unbarred mask: no more sums needed
@@ -311,6 +317,30 @@ class HintWalk:
             if stop_early and size < width and self._stops(decided):
                 return generator.result(requests, self.run.numa_policy), True
         return generator.result(requests, self.run.numa_policy), False
+
+    def _walks_on_arrays(self, generator: HintsGenerator) -> bool:
+        """A whole walk `koordinator_masks` answers: every NUMA node publishing the same
+        names (barred NUMA nodes are then final, the rest add every mask), a pod binding
+        no cpus (no `dead` NUMA nodes, no cpu rule), and enough NUMA nodes to pay."""
+        return (
+            self.uniform
+            and bool(generator.names)
+            and not self.opts.request_cpu_bind
+            and len(self.numa_ids) >= ARRAY_WALK_MIN_NUMA_NODES
+        )
+
+    def _hints_on_arrays(
+        self, generator: HintsGenerator, barred: frozenset[int]
+    ) -> dict[str, list[Hint]]:
+        """The hints the loop below gives, every mask that allocates in walk order
+        (`koordinator_masks.allocating_rows` decides which; none holds a barred NUMA
+        node, so the generator takes each whole: `accepted_hints`)."""
+        table = mask_table(self.numa_ids, barred)
+        rows = allocating_rows(table, self.spreader, self.rows, self.needs, self.numa_ids)
+        masks = [table.masks[row] for row in rows]
+        scores = [0 if self._score_unread(mask) else self._score(mask) for mask in masks]
+        numas = [mask.numas for mask in masks]
+        return accepted_hints(generator, numas, scores, self.opts.requests, self.run.numa_policy)
 
     def _names_grow(self, generator: HintsGenerator, mask: Mask) -> bool:
         """Add the requested names the mask's NUMA nodes publish; True when that added any."""

@@ -54,11 +54,11 @@ def narrower(a: frozenset[int], b: frozenset[int]) -> bool:
     return len(a) < len(b)
 
 
-def _summary(name: str, hints: Sequence[Hint]) -> str:
+def _quoted(hints: Sequence[Hint]) -> tuple[str, str]:
+    """The preferred masks and all masks of a hint list, as a refusal writes them."""
     usable = [h for h in hints if not h.unsatisfied]
     preferred = " ".join(mask_str(h.mask) for h in usable if h.preferred)
-    possible = " ".join(mask_str(h.mask) for h in usable)
-    return f"{name} prefer [{preferred}] among [{possible}]"
+    return preferred, " ".join(mask_str(h.mask) for h in usable)
 
 
 Providers = Sequence[Mapping[str, Sequence[Hint] | None]]
@@ -88,10 +88,21 @@ def filter_provider_hints(providers: Providers) -> tuple[list[list[Hint]], list[
 
 
 def provider_summary(providers: Providers) -> list[str]:
-    """The per-resource summaries a refusal quotes (built only when one is written)."""
-    return sorted(
-        _summary(name, hints) for provider in providers for name, hints in provider.items() if hints
-    )
+    """The per-resource summaries a refusal quotes (built only when one is written).
+
+    Resources published alike have equal hint lists (the same hints, so comparing them
+    is cheap): their masks are written out once."""
+    summaries = []
+    last: tuple[Sequence[Hint], tuple[str, str]] | None = None
+    for provider in providers:
+        for name, hints in provider.items():
+            if not hints:
+                continue
+            if last is None or last[0] != hints:
+                last = (hints, _quoted(hints))
+            preferred, possible = last[1]
+            summaries.append(f"{name} prefer [{preferred}] among [{possible}]")
+    return sorted(summaries)
 
 
 def merge_permutation(numa_nodes: Sequence[int], permutation: Sequence[Hint]) -> Hint:

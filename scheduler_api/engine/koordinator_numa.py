@@ -155,6 +155,23 @@ def positional_sort(
     return order
 
 
+def positional_orders(count: int, totals: Mapping[int, ResourceMap], name: str) -> list[list[int]]:
+    """`positional_sort(range(w), totals, name)` for every width w in 1..count, in one
+    insertion sort: its pass i only reads and moves positions 0..i, so the list after
+    that pass is the sort of range(i + 1)."""
+    amounts = [totals.get(position, {}).get(name, 0) for position in range(count)]
+    order: list[int] = []
+    orders = []
+    for i in range(count):
+        order.append(i)
+        j = i
+        while j > 0 and amounts[j] < amounts[j - 1]:  # by position, as upstream compares
+            order[j], order[j - 1] = order[j - 1], order[j]
+            j -= 1
+        orders.append(list(order))
+    return orders
+
+
 def distribute(
     ctx: NodeContext, opts: ResourceOptions, totals: Mapping[int, ResourceMap]
 ) -> tuple[dict[int, dict[str, int]], list[str]]:
@@ -432,6 +449,38 @@ class HintsGenerator:
             if name in self.names:
                 out.setdefault(name, [])
         return out
+
+
+def accepted_hints(
+    generator: HintsGenerator,
+    masks: Sequence[frozenset[int]],
+    scores: Sequence[int],
+    requests: ResourceMap,
+    policy: str,
+) -> dict[str, list[Hint]]:
+    """`generator.add` of each mask (with its score), then `generator.result`, for masks
+    `add` accepts whole: none holds a NUMA node lacking a name of `generator.names`.
+    `masks` come in walk order, so by width. Each hint is built once, preferred as
+    `result` makes it, and shared by every name."""
+    if not masks:
+        return generator.result(requests, policy)
+    restricted, narrowest = policy == NUMATopologyPolicy.RESTRICTED, len(masks[0])
+    by_smallest: dict[int, list[Hint]] = {}
+    out: dict[str, list[Hint]] = {}
+    for name in generator.names:
+        smallest = min(generator.min_size.get(name, narrowest), narrowest)
+        generator.min_size[name] = smallest
+        hints = by_smallest.get(smallest)
+        if hints is None:
+            hints = by_smallest[smallest] = [
+                Hint(mask, restricted or len(mask) == smallest, score)
+                for mask, score in zip(masks, scores, strict=True)
+            ]
+        out[name] = list(hints)
+    for name in requests:
+        if name in generator.names:
+            out.setdefault(name, [])
+    return out
 
 
 def topology_hints(

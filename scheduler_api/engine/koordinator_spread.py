@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 
-from scheduler_api.engine.koordinator_numa import ResourceOptions, positional_sort
+from scheduler_api.engine.koordinator_numa import (
+    ResourceOptions,
+    positional_orders,
+    positional_sort,
+)
 from scheduler_api.engine.koordinator_state import ResourceMap
 
 NO_AMOUNTS: ResourceMap = {}
@@ -101,13 +105,20 @@ class Spreader:
             for name, _ in self.requests
         }
 
-    def _order(self, name: str, width: int) -> list[int]:
+    def order(self, name: str, width: int) -> list[int]:
         """The positions `positional_sort` leaves a width-`width` hint's NUMA nodes in."""
         key = (name, width)
         order = self._orders.get(key)
         if order is None:
             order = self._orders[key] = positional_sort(list(range(width)), self.totals, name)
         return order
+
+    def orders(self, name: str, count: int) -> list[list[int]]:
+        """`order(name, w)` for w in 1..count, worked out together."""
+        if (name, count) not in self._orders:
+            for width, order in enumerate(positional_orders(count, self.totals, name), start=1):
+                self._orders[(name, width)] = order
+        return [self._orders[(name, width)] for width in range(1, count + 1)]
 
     def _cpu_share(self, amount: int, count: int) -> int:
         """splitQuantity for cpu when binding: whole cpus, or whole cores under FullPCPUs."""
@@ -186,7 +197,7 @@ class Spreader:
         node given some, in order, with what it gets."""
         width, whole, left = len(numas), self.cpus_whole and name == "cpu", self.left[name]
         given = []
-        for i, position in enumerate(self._order(name, width)):
+        for i, position in enumerate(self.order(name, width)):
             numa = numas[position]
             share = self._cpu_share(amount, width - i) if whole else amount // (width - i)
             got = left.get(numa, 0)
