@@ -338,7 +338,12 @@ class HintWalk:
         table = mask_table(self.numa_ids, barred)
         rows = allocating_rows(table, self.spreader, self.rows, self.needs, self.numa_ids)
         masks = [table.masks[row] for row in rows]
-        scores = [0 if self._score_unread(mask) else self._score(mask) for mask in masks]
+        wide = next((i for i, mask in enumerate(masks) if len(mask.ids) > 1), len(masks))
+        scores = [self._score(mask) for mask in masks[:wide]]  # single NUMA nodes: read
+        if self.wide_scores_unread:
+            scores += [0] * (len(masks) - wide)
+        else:
+            scores += [self._score(mask) for mask in masks[wide:]]
         numas = [mask.numas for mask in masks]
         return accepted_hints(generator, numas, scores, self.opts.requests, self.run.numa_policy)
 
@@ -390,11 +395,15 @@ class HintWalk:
             return True
         return exclusive_ok(Hint(mask.numas, True), *self.exclusive)
 
-    def _score_unread(self, mask: Mask) -> bool:
+    @cached_property
+    def wide_scores_unread(self) -> bool:
         """SingleNUMANode's merge weighs single-NUMA hints only: a wider one is only quoted,
         by its mask, when the Filter refuses (`provider_summary`). Its score, the dearest
         part of a hint, is left at 0: a refusal's full walk tries every mask."""
-        return len(mask.ids) > 1 and self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE
+        return self.run.numa_policy == NUMATopologyPolicy.SINGLE_NUMA_NODE
+
+    def _score_unread(self, mask: Mask) -> bool:
+        return self.wide_scores_unread and len(mask.ids) > 1
 
     def _cpus_fall_short(self, mask: Mask) -> bool:
         """cpu's own distribute over the mask already fails `cpu_reason`."""

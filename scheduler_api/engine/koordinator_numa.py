@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import combinations
 
 from scheduler_api.engine.errors import AllocationError
@@ -451,6 +452,13 @@ class HintsGenerator:
         return out
 
 
+@lru_cache(maxsize=16384)
+def shared_hint(mask: frozenset[int], preferred: bool, score: int) -> Hint:
+    """One (immutable) Hint per value: a refusal's walk on every node of a machine type
+    gives the same wide hints (score 0 where it is not read), built once here."""
+    return Hint(mask, preferred, score)
+
+
 def accepted_hints(
     generator: HintsGenerator,
     masks: Sequence[frozenset[int]],
@@ -473,7 +481,7 @@ def accepted_hints(
         hints = by_smallest.get(smallest)
         if hints is None:
             hints = by_smallest[smallest] = [
-                Hint(mask, restricted or len(mask) == smallest, score)
+                shared_hint(mask, restricted or len(mask) == smallest, score)
                 for mask, score in zip(masks, scores, strict=True)
             ]
         out[name] = list(hints)
