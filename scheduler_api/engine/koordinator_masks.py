@@ -34,13 +34,16 @@ class MaskTable:
 
     `slots[k, i]`: the position (in the node's NUMA id list) of the i-th NUMA id of mask
     k, ids sorted as distribute walks them; past the mask's width, the padding position
-    (one past the last), which reads 0. `starts[i]`: the first mask of width > i.
+    (one past the last), which reads 0. Step i of distribute concerns the masks of width
+    > i, from `starts[i]` on; `left[i]` holds how many NUMA nodes each of them has left.
     """
 
     masks: tuple[Mask, ...]
     widths: Ints
     slots: NDArray[np.intp]
     starts: tuple[int, ...]
+    left: tuple[Ints, ...]
+    by_row: NDArray[np.intp]  # each mask's row number, as a column (for fancy indexing)
 
 
 @lru_cache(maxsize=64)
@@ -53,8 +56,14 @@ def mask_table(numa_ids: tuple[int, ...], barred: frozenset[int]) -> MaskTable:
     for row, mask in enumerate(masks):
         slots[row, : len(mask.ids)] = [position[numa] for numa in mask.ids]
     widths = np.array([len(mask.ids) for mask in masks], dtype=np.int64)
-    starts = tuple(int(np.searchsorted(widths, step + 1)) for step in range(count))
-    return MaskTable(masks, widths, slots, starts)
+    starts = tuple(
+        start
+        for step in range(count)
+        if (start := int(np.searchsorted(widths, step + 1))) < len(masks)
+    )
+    left = tuple(widths[start:] - step for step, start in enumerate(starts))
+    by_row = np.arange(len(masks), dtype=np.intp)[:, None]
+    return MaskTable(masks, widths, slots, starts, left, by_row)
 
 
 def allocating_rows(
@@ -88,13 +97,10 @@ def _distributes_whole(
         [walk + list(range(len(walk), count)) for walk in spreader.orders(name, count)],
         dtype=np.intp,
     )
-    walked = np.take_along_axis(table.slots, order[table.widths - 1], axis=1)
+    walked = table.slots[table.by_row, order[table.widths - 1]].T  # by step, then mask
     remaining = np.full(len(table.masks), amount, dtype=np.int64)
-    for step, start in enumerate(table.starts):
-        if start == len(table.masks):
-            break
+    for step, (start, numa_nodes_left) in enumerate(zip(table.starts, table.left, strict=True)):
         tail = remaining[start:]
-        share = tail // (table.widths[start:] - step)
-        tail -= np.minimum(left[walked[start:, step]], share)
+        tail -= np.minimum(left[walked[step, start:]], tail // numa_nodes_left)
     whole: Bools = remaining == 0
     return whole
