@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import combinations
+from unittest import mock
 
 import pytest
 from hypothesis import event, given
@@ -116,14 +117,18 @@ def _fill(run: NodeRun, spec: PodSpec, cap: int, *, closed_form: bool) -> int | 
 # --- the counting Filter ------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("array_walks_from", [koordinator_fast.ARRAY_WALK_MIN_NUMA_NODES, 1])
 @SETTINGS
 @given(roomy_cases(), CONFIGS)
 def test_counting_filter_and_score_equal_the_reference_on_roomy_nodes(
-    case: Case, config: KoordConfig
+    array_walks_from: int, case: Case, config: KoordConfig
 ) -> None:
+    """As the what-if runs it, and with whole hint walks on arrays (`koordinator_masks`)
+    on every node they apply to (from one NUMA node on)."""
     node, spec, held = case
     want = koordinator.evaluate(node, spec, config=config, reservations=held)
-    assert koordinator_fast.evaluate(node, spec, config=config, reservations=held) == want
+    with mock.patch.object(koordinator_fast, "ARRAY_WALK_MIN_NUMA_NODES", array_walks_from):
+        assert koordinator_fast.evaluate(node, spec, config=config, reservations=held) == want
     event(f"fits: {want.fits}")
 
 

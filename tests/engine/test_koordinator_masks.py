@@ -1,8 +1,9 @@
 """A whole hint walk on arrays (`koordinator_masks`) equals the walk mask by mask.
 
-Held against `distribute` itself (which masks it places whole), against the loop in
-`HintWalk.hints` (the very hints, scores and preferences), and end to end against the
-reference Filter and Score, with the array walk forced on every node it applies to.
+Held against `distribute` itself (which masks it places whole) and against the loop in
+`HintWalk.hints` (the very hints, scores and preferences); end to end against the
+reference Filter and Score in `test_koordinator_fast_paths`, with the array walk forced
+on every node it applies to.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from unittest import mock
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator, koordinator_fast
+from scheduler_api.engine import koordinator_fast
 from scheduler_api.engine.koordinator import NO_RESTORE, resource_options
 from scheduler_api.engine.koordinator_books import books_of, layout_of
 from scheduler_api.engine.koordinator_cpu import KoordCPUTopology
@@ -134,19 +135,6 @@ def test_a_whole_walk_on_arrays_gives_the_loops_hints(case: Case, config: KoordC
         got = walk.hints(stop_early=False)
     assert got == want
     event(f"on arrays: {walk.uniform and not opts.request_cpu_bind}")
-
-
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
-def test_filter_and_score_with_walks_on_arrays_equal_the_reference(
-    case: Case, config: KoordConfig
-) -> None:
-    node, spec, held = case
-    want = koordinator.evaluate(node, spec, config=config, reservations=held)
-    with array_walks(1):
-        got = koordinator_fast.evaluate(node, spec, config=config, reservations=held)
-    assert got == want
-    event(f"fits: {want.fits}")
 
 
 def test_a_refusal_quotes_each_resources_masks_even_when_lists_differ() -> None:
