@@ -203,7 +203,8 @@ class HintWalk:
     Masks are first checked against sums (`_hopeful`): each mask's is its parent's plus
     one NUMA node's amount, worked out a width at a time; when even every NUMA node
     together is too small, no mask can allocate and none is visited. Masks that may
-    allocate are distributed by a `Spreader`.
+    allocate are distributed by a `Spreader`; a whole walk for a pod binding no cpus
+    distributes every mask at once on arrays (`koordinator_masks`).
     """
 
     def __init__(
