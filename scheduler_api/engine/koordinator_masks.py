@@ -6,7 +6,7 @@ machine, each a `distribute` worked out in Python (about 1 ms a node). For a pod
 binds no cpus, whether a mask allocates is whether distribute places all of every
 requested amount there (`HintWalk._allocates`), and distribute is successive floors:
 the NUMA nodes of the mask, in the order `positional_sort` leaves them (which depends
-on the width only, `Spreader.order`), each give min(what it has, what is left // the
+on the width only, `Spreader.orders`), each give min(what it has, what is left // the
 NUMA nodes left). Here that runs on numpy arrays of shape (masks,), one step per NUMA
 node, masks of every width together (a mask of width w takes part in steps 0..w-1;
 masks come by width, so those are a tail of the table). Property-tested against the

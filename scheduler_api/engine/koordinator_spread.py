@@ -105,7 +105,7 @@ class Spreader:
             for name, _ in self.requests
         }
 
-    def order(self, name: str, width: int) -> list[int]:
+    def _order(self, name: str, width: int) -> list[int]:
         """The positions `positional_sort` leaves a width-`width` hint's NUMA nodes in."""
         key = (name, width)
         order = self._orders.get(key)
@@ -114,11 +114,12 @@ class Spreader:
         return order
 
     def orders(self, name: str, count: int) -> list[list[int]]:
-        """`order(name, w)` for w in 1..count, worked out together."""
-        if (name, count) not in self._orders:
-            for width, order in enumerate(positional_orders(count, self.totals, name), start=1):
-                self._orders[(name, width)] = order
-        return [self._orders[(name, width)] for width in range(1, count + 1)]
+        """`_order(name, w)` for w in 1..count, worked out together (unless all are kept
+        already: `_order` keeps only the widths a walk has spread)."""
+        keys = [(name, width) for width in range(1, count + 1)]
+        if any(key not in self._orders for key in keys):
+            self._orders.update(zip(keys, positional_orders(count, self.totals, name), strict=True))
+        return [self._orders[key] for key in keys]
 
     def _cpu_share(self, amount: int, count: int) -> int:
         """splitQuantity for cpu when binding: whole cpus, or whole cores under FullPCPUs."""
@@ -197,7 +198,7 @@ class Spreader:
         node given some, in order, with what it gets."""
         width, whole, left = len(numas), self.cpus_whole and name == "cpu", self.left[name]
         given = []
-        for i, position in enumerate(self.order(name, width)):
+        for i, position in enumerate(self._order(name, width)):
             numa = numas[position]
             share = self._cpu_share(amount, width - i) if whole else amount // (width - i)
             got = left.get(numa, 0)

@@ -148,3 +148,18 @@ def test_a_refusal_quotes_each_resources_masks_even_when_lists_differ() -> None:
         "example.com/gpu prefer [10] among [10]",
         "memory prefer [01] among [01 11]",
     ]
+
+
+def test_orders_of_every_width_after_a_walk_spread_one_width_alone() -> None:
+    """A spreader that kept only the widest order (one wide spread) still gives every
+    width's order, each the positional sort of that width."""
+    opts = ResourceOptions(
+        requests={"memory": 10}, num_cpus_needed=0, request_cpu_bind=False,
+        required_cpu_bind_policy=False, cpu_bind_policy=CPUBindPolicy.DEFAULT,
+        cpu_exclusive_policy="", numa_allocate_strategy="",
+    )  # fmt: skip
+    totals = {numa: {"memory": 5 - numa % 3} for numa in range(6)}
+    spreader = Spreader(opts, totals, 1)
+    spreader.spread(list(range(6)))
+    want = [positional_sort(list(range(width)), totals, "memory") for width in range(1, 7)]
+    assert spreader.orders("memory", 6) == want
