@@ -33,8 +33,10 @@ uid clash with the assumed copies); the caller then runs the reference loop.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from scheduler_api.engine.koordinator import (
     NodeRun,
@@ -72,6 +74,7 @@ from scheduler_api.engine.koordinator_state import (
     HeldAllocation,
     KoordConfig,
     NodeAllocation,
+    NodeMemo,
     add,
     remember,
 )
@@ -574,6 +577,37 @@ def fill_count(
         return 0
     if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
         return cap  # Filter passes and Reserve writes nothing: the books never change
+    kept = _kept_counts(run)
+    key = (question_key(pod, config), cap)
+    if kept is not None and key in kept:
+        return cast(int | None, kept[key])
+    counted = _counted(run, pod, reservations, cap, judged)
+    if kept is not None:
+        remember(kept, key, counted)
+    return counted
+
+
+def _kept_counts(run: NodeRun) -> NodeMemo | None:
+    """The counts kept with the node's books, by question and cap (see `question_key`);
+    one memo entry, so that many questions do not crowd out what else the memo keeps
+    (`remember` starts a full memo afresh: so does this one, at MEMO_KEPT counts)."""
+    memo = run.ctx.memo
+    if not KEEP_COUNTS or memo is None:
+        return None
+    kept = memo.get(COUNT_KEY)
+    if not isinstance(kept, dict):
+        kept = {}
+        remember(memo, COUNT_KEY, kept)
+    return kept
+
+
+def _counted(
+    run: NodeRun,
+    pod: PodSpec,
+    reservations: Sequence[ReservationSnapshot],
+    cap: int,
+    judged: PlacementResult | None,
+) -> int | None:
     layout = layout_of(run)
     if not countable(run, layout) or _uid_clash(run, reservations):
         return None
@@ -581,3 +615,28 @@ def fill_count(
         return Filler(run, layout, pod, judged=judged).fill(cap)
     except Undecided:
         return None
+
+
+COUNT_KEY = "copies"  # the node memo's entry for its counts (`_kept_counts`)
+KEEP_COUNTS = True  # False: every count is worked out anew (bench/api.py's baseline)
+_LAST_KEY: list[tuple[PodSpec, KoordConfig, bytes]] = []
+
+
+def question_key(pod: PodSpec, config: KoordConfig) -> bytes:
+    """A digest of everything of `pod` and `config` a count reads, kept for the last pair
+    asked about (a what-if counts one pod on every node).
+
+    Why: a count depends on the node's books (the memo it is kept in belongs to them and
+    to the node's reservations), the pod, the config and the cap, and on nothing else.
+    The node's memo outlives the question, so the same question asked again on a mirror
+    that changed elsewhere (the answer cache keeps answers per mirror version only)
+    counts only the nodes that changed. The reprs are exact: every field of both is a
+    string, number, enum or a mapping or tuple of those.
+    """
+    last = _LAST_KEY[-1] if _LAST_KEY else None
+    if last is not None and last[0] is pod and last[1] is config:
+        return last[2]
+    text = f"{pod!r}|{config!r}"
+    digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    _LAST_KEY[:] = [(pod, config, digest)]
+    return digest
