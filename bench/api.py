@@ -466,6 +466,30 @@ def after_a_change_runs(port: int, token: str, body: dict[str, Any], runs: int) 
     return times
 
 
+def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
+    """In-process engine time (ms, medians) of a question asked before, right after a pod
+    changed: with the counts kept with unchanged nodes' books, and with every count worked
+    out anew (`koordinator_count.KEEP_COUNTS`), alternating on the same snapshots."""
+    from scheduler_api.engine import koordinator_count
+    from topology.models import Cluster
+    from topology.services.whatif import mirror_snapshot, run_on_snapshot
+
+    cluster = Cluster.objects.get(name=CLUSTER)
+    run_on_snapshot(mirror_snapshot(cluster), body["pod"], replicas=1, encoded=True)
+    kept: list[float] = []
+    anew: list[float] = []
+    for step in range(runs):
+        for keep, times in ((True, kept), (False, anew))[:: 1 if step % 2 else -1]:
+            change_one_pod(1000 + 2 * step + keep)
+            snapshot = mirror_snapshot(cluster)
+            koordinator_count.KEEP_COUNTS = keep
+            start = time.perf_counter()
+            run_on_snapshot(snapshot, body["pod"], replicas=1, encoded=True)
+            times.append((time.perf_counter() - start) * 1000)
+    koordinator_count.KEEP_COUNTS = True
+    return statistics.median(kept), statistics.median(anew)
+
+
 def engine_share(body: dict[str, Any]) -> tuple[float, float]:
     """In-process split of one what-if: (read the mirror, run the engine), seconds."""
     from topology.models import Cluster
@@ -581,6 +605,12 @@ def whatif_report(port: int, token: str, options: argparse.Namespace) -> None:
         print(row(f"what-if {name.split(' (')[0]}, asked before, right after a pod changed",
                   statistics.median(times), percentile(times, 0.99), "(no target)",
                   f"n={len(times)}; snapshot refreshed node by node"))  # fmt: skip
+    lsr = WHATIF_CASES["16-CPU exclusive pod (16, 32Gi, LSR)"]
+    kept, anew = kept_counts_ratio(lsr, options.whatif_runs)
+    print(
+        f"\n16-CPU pod asked again after a change, in-process engine: {kept:.0f} ms with the "
+        f"counts kept on unchanged nodes, {anew:.0f} ms counting all ({anew / kept:.1f}x)"
+    )
     small = {**WHATIF_CASES[next(iter(WHATIF_CASES))], "replicas": 1}
     read, engine = engine_share(small)
     print(
