@@ -11,6 +11,13 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
 
+from scheduler_api.api.field_validation import (
+    DEFAULT_FIELD_VALIDATION,
+    FIELD_VALIDATION,
+    WARNING_HEADER,
+    FieldValidation,
+)
+
 ERROR_COMPONENT = "Error"
 ERROR_REF = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
 ERROR_SCHEMA: dict[str, Any] = {
@@ -33,6 +40,27 @@ _DESCRIPTIONS = {
     "404": "No such object.",
 }
 _WRITE_METHODS = {"post", "put", "patch"}
+FIELD_VALIDATION_PARAMETER: dict[str, Any] = {
+    "name": FIELD_VALIDATION,
+    "in": "query",
+    "required": False,
+    "description": (
+        "What to do with body fields this operation does not know (a typo, say), as the "
+        "Kubernetes API server does: `Warn` (default) answers as usual with a `Warning` "
+        "header per unknown field; `Strict` refuses the request (400, each unknown field "
+        "named in `errors`); `Ignore` drops them silently."
+    ),
+    "schema": {
+        "type": "string",
+        "enum": [mode.value for mode in FieldValidation],
+        "default": DEFAULT_FIELD_VALIDATION.value,
+    },
+}
+WARNING_HEADER_SCHEMA: dict[str, Any] = {
+    "description": 'With `fieldValidation=Warn`: `299 - "unknown field \\"<path>\\""`, '
+    "comma-separated, one per unknown body field (dotted path).",
+    "schema": {"type": "string"},
+}
 
 
 class APITokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -57,6 +85,20 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
         for method, operation in operations.items():
             for code in _error_codes(method, operation):
                 operation["responses"].setdefault(code, _error_response(code))
+    return result
+
+
+def add_field_validation(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook: every operation that reads a body takes `fieldValidation`
+    and may answer a `Warning` header (see `scheduler_api.api.field_validation`)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if "requestBody" not in operation:
+                continue
+            operation.setdefault("parameters", []).append(FIELD_VALIDATION_PARAMETER)
+            for code, response in operation["responses"].items():
+                if code.startswith("2"):
+                    response.setdefault("headers", {})[WARNING_HEADER] = WARNING_HEADER_SCHEMA
     return result
 
 

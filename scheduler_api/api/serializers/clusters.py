@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
+from scheduler_api.api.field_validation import KnownFieldsMixin
 from scheduler_api.selectors.clusters import age_seconds, cluster_data_age
 from topology.models import Cluster, SyncState
 
@@ -71,7 +72,9 @@ class ClusterSerializer(serializers.ModelSerializer):
         return {"as_of": age.as_of, "seconds": age_seconds(age.as_of), "source": age.source}
 
 
-class ClusterCreateSerializer(serializers.Serializer):
+class ClusterCreateSerializer(KnownFieldsMixin, serializers.Serializer):
+    """A cluster to mirror: its name is its stable lookup in every URL."""
+
     name = serializers.SlugField(
         max_length=100,
         validators=[UniqueValidator(Cluster.objects.all(), "A cluster with this name exists.")],
@@ -79,7 +82,7 @@ class ClusterCreateSerializer(serializers.Serializer):
     description = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
-class ClusterUpdateSerializer(serializers.Serializer):
+class ClusterUpdateSerializer(KnownFieldsMixin, serializers.Serializer):
     """The name is the cluster's stable lookup: it never changes."""
 
     description = serializers.CharField(max_length=200, allow_blank=True)

@@ -6,13 +6,14 @@ from typing import Any
 
 from rest_framework import serializers
 
+from scheduler_api.api.field_validation import KnownFieldsMixin
 from scheduler_api.api.serializers.whatif import QuantityField
 from topology.models import NodePolicy
 from topology.parsers.cpulist import format_cpulist, parse_cpulist
 from topology.parsers.errors import FieldError
 
 
-class NodePolicySerializer(serializers.ModelSerializer):
+class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """Null means "leave as observed"; "" for `numa_topology_policy` is Koordinator's None."""
 
     node = serializers.CharField(source="node.name", read_only=True)
@@ -109,7 +110,9 @@ class ReferencePodInputSerializer(serializers.Serializer):
         return attrs
 
 
-class PolicyPreviewInputSerializer(serializers.Serializer):
+class PolicyPreviewInputSerializer(KnownFieldsMixin, serializers.Serializer):
+    """Which draft policies to preview, and with which pods."""
+
     nodes = serializers.ListField(
         child=serializers.CharField(max_length=253),
         required=False,

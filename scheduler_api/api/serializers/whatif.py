@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from scheduler_api.api.field_validation import KnownFieldsMixin
 from scheduler_api.api.serializers.common import string_map_field
 from scheduler_api.engine.snapshot import CPUBindPolicy, CPUExclusivePolicy, CraneCPUPolicy
 from scheduler_api.engine.snapshot import KoordQoSClass as KoordQoS
@@ -62,7 +63,7 @@ def _choices(values: Any, help_text: str) -> serializers.ChoiceField:
     return serializers.ChoiceField([v for v in values if v], required=False, help_text=help_text)
 
 
-class WhatIfRequestSerializer(serializers.Serializer):
+class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
     """Either `pod` (a whole Pod manifest) or the compact form, plus the run's options."""
 
     pod = serializers.JSONField(required=False, help_text="a Kubernetes Pod manifest (v1 Pod)")

@@ -189,7 +189,10 @@ class ReservationCreateMixin:
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = ReservationCreateSerializer(data=request.data)
+        serializer = ReservationCreateSerializer(
+            data=request.data,
+            context=self.get_serializer_context(),  # type: ignore[attr-defined]
+        )
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if not data["preview"] and not request.user.has_perm(APPLY_PERMISSION):

@@ -179,7 +179,9 @@ class NodePolicyViewSet(
         partial = bool(kwargs.pop("partial", False))
         node = get_object_or_404(Node, cluster=self.cluster, name=self.kwargs["node"])
         existing = NodePolicy.objects.filter(node=node).first() if partial else None
-        serializer = NodePolicySerializer(existing, data=request.data, partial=partial)
+        serializer = NodePolicySerializer(
+            existing, data=request.data, partial=partial, context=self.get_serializer_context()
+        )
         serializer.is_valid(raise_exception=True)
         try:
             policy, issues = node_policy_save(
@@ -200,7 +202,9 @@ class NodePolicyViewSet(
 
     @action(detail=False, methods=["post"], filter_backends=[], pagination_class=None)
     def preview(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = PolicyPreviewInputSerializer(data=request.data)
+        serializer = PolicyPreviewInputSerializer(
+            data=request.data, context=self.get_serializer_context()
+        )
         serializer.is_valid(raise_exception=True)
         try:
             preview = preview_saved_policies(cluster=self.cluster, **serializer.validated_data)
