@@ -151,7 +151,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "scheduler_api.api.pagination.PageNumberPagination",
     "PAGE_SIZE": API_PAGE_SIZE,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["scheduler_api.api.parsers.DuplicateAwareJSONParser"],
     "DEFAULT_THROTTLE_RATES": API_THROTTLE_RATES,
     "EXCEPTION_HANDLER": "scheduler_api.api.exceptions.exception_handler",
 }

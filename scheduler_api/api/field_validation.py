@@ -3,10 +3,12 @@ server does with its `fieldValidation` query parameter.
 
 DRF drops the keys a serializer has no field for. A typo in an optional field then goes
 unnoticed: `{"capacty": false}` runs the what-if with the capacity counted, and a
-container's `"request"` (for `requests`) makes a BestEffort pod. Like the Kubernetes API
+container's `"request"` (for `requests`) makes a BestEffort pod. A key written twice is
+as quiet: the last value wins. Both are reported here (repeated keys are found by the
+JSON parser, `scheduler_api.api.parsers`). Like the Kubernetes API
 server, we warn by default (a `Warning: 299 - "unknown field \\"…\\""` response header, which
 kubectl and client-go print), refuse with `?fieldValidation=Strict` (a 400 naming each
-unknown field) and stay silent with `?fieldValidation=Ignore`.
+unknown or repeated field) and stay silent with `?fieldValidation=Ignore`.
 
 Free-form maps (labels, annotations, quantities, a Pod manifest in `pod`) are not
 checked: any key is valid there. Read-only fields count as known, so a body copied from
@@ -26,10 +28,13 @@ from rest_framework.fields import empty
 
 FIELD_VALIDATION = "fieldValidation"
 UNKNOWN_FIELD = "Unknown field."
+DUPLICATE_FIELD = "Duplicate field."
 WARNING_HEADER = "Warning"
 MAX_WARNINGS = 20  # more are summed up in one last warning
 MAX_PATH_CHARS = 200
-_RECORDED = "api_warnings"  # the attribute of the Django request that holds them
+# Attributes of the Django request (DRF's Request wraps it, and middleware sees it).
+_RECORDED = "api_warnings"
+_DUPLICATED = "api_duplicated_fields"  # set by the JSON parser (`scheduler_api.api.parsers`)
 
 
 class FieldValidation(StrEnum):
@@ -95,17 +100,27 @@ class KnownFieldsMixin:
         if request is None or data is empty:
             return super().run_validation(data)  # type: ignore[misc]
         mode = field_validation_of(request)
-        found = [] if mode is FieldValidation.IGNORE else unknown_fields(self, data)  # type: ignore[arg-type]
+        found = {} if mode is FieldValidation.IGNORE else self._field_problems(request, data)
         if not found:
             return super().run_validation(data)  # type: ignore[misc]
         if mode is FieldValidation.WARN:
-            record_warnings(request, [unknown_field_warning(path) for path in found])
+            record_warnings(request, field_warnings(found))
             return super().run_validation(data)  # type: ignore[misc]
         raise serializers.ValidationError(self._with_other_errors(data, found))
 
-    def _with_other_errors(self, data: Any, found: list[str]) -> dict[str, Any]:
-        """Strict: the unknown fields and every other error of the body, in one answer."""
-        errors: dict[str, Any] = {path: [UNKNOWN_FIELD] for path in found}
+    def _field_problems(self, request: Any, data: Any) -> dict[str, list[str]]:
+        """Path → messages: keys this serializer does not know, and keys the body repeats."""
+        found: dict[str, list[str]] = {}
+        for path in unknown_fields(self, data):  # type: ignore[arg-type]
+            found.setdefault(path, []).append(UNKNOWN_FIELD)
+        for path in duplicated_fields(request):
+            found.setdefault(path, []).append(DUPLICATE_FIELD)
+        return found
+
+    def _with_other_errors(self, data: Any, found: dict[str, list[str]]) -> dict[str, Any]:
+        """Strict: the unknown and repeated fields and every other error of the body, in
+        one answer."""
+        errors: dict[str, Any] = dict(found)
         try:
             super().run_validation(data)  # type: ignore[misc]
         except serializers.ValidationError as exc:
@@ -115,12 +130,29 @@ class KnownFieldsMixin:
         return errors
 
 
-def unknown_field_warning(path: str) -> str:
-    """`unknown field "<path>"`, as the Kubernetes API server words it; the path is
-    JSON-escaped (a key may hold quotes or control characters) and cut short."""
+def field_warnings(found: dict[str, list[str]]) -> list[str]:
+    return [
+        field_warning(path, "duplicate" if message == DUPLICATE_FIELD else "unknown")
+        for path, messages in found.items()
+        for message in messages
+    ]
+
+
+def field_warning(path: str, kind: str = "unknown") -> str:
+    """`unknown field "<path>"` (or `duplicate field`), as the Kubernetes API server words
+    it; the path is JSON-escaped (a key may hold quotes or control characters), cut short."""
     shown = json.dumps(path[:MAX_PATH_CHARS])[1:-1]
     ellipsis = "..." if len(path) > MAX_PATH_CHARS else ""
-    return f'unknown field "{shown}{ellipsis}"'
+    return f'{kind} field "{shown}{ellipsis}"'
+
+
+def record_duplicated_fields(request: Any, paths: list[str]) -> None:
+    setattr(getattr(request, "_request", request), _DUPLICATED, list(paths))
+
+
+def duplicated_fields(request: Any) -> list[str]:
+    """Paths of the keys the request's JSON body repeats (the parser found them)."""
+    return list(getattr(getattr(request, "_request", request), _DUPLICATED, []))
 
 
 def record_warnings(request: Any, warnings: list[str]) -> None:
@@ -135,7 +167,7 @@ def warning_header(warnings: list[str]) -> str:
     as one header, the way Kubernetes clients read them."""
     shown = warnings[:MAX_WARNINGS]
     if len(warnings) > MAX_WARNINGS:
-        shown.append(f"{len(warnings) - MAX_WARNINGS} more unknown fields not listed")
+        shown.append(f"{len(warnings) - MAX_WARNINGS} more warnings not listed")
     return ", ".join(f'299 - "{_quoted_string(text)}"' for text in shown)
 
 

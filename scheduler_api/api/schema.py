@@ -45,10 +45,10 @@ FIELD_VALIDATION_PARAMETER: dict[str, Any] = {
     "in": "query",
     "required": False,
     "description": (
-        "What to do with body fields this operation does not know (a typo, say), as the "
-        "Kubernetes API server does: `Warn` (default) answers as usual with a `Warning` "
-        "header per unknown field; `Strict` refuses the request (400, each unknown field "
-        "named in `errors`); `Ignore` drops them silently."
+        "What to do with body fields this operation does not know (a typo, say) and with "
+        "keys an object repeats (JSON keeps the last), as the Kubernetes API server does: "
+        "`Warn` (default) answers as usual with a `Warning` header per such field; `Strict` "
+        "refuses the request (400, each field named in `errors`); `Ignore` stays silent."
     ),
     "schema": {
         "type": "string",
@@ -57,8 +57,8 @@ FIELD_VALIDATION_PARAMETER: dict[str, Any] = {
     },
 }
 WARNING_HEADER_SCHEMA: dict[str, Any] = {
-    "description": 'With `fieldValidation=Warn`: `299 - "unknown field \\"<path>\\""`, '
-    "comma-separated, one per unknown body field (dotted path).",
+    "description": 'With `fieldValidation=Warn`: `299 - "unknown field \\"<path>\\""` '
+    "or `duplicate field`, comma-separated, one per such body field (dotted path).",
     "schema": {"type": "string"},
 }
 

@@ -3,6 +3,7 @@ with `fieldValidation=Ignore`, as the Kubernetes API server does."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,12 +15,14 @@ from rest_framework.request import Request
 from rest_framework.test import APIClient
 
 from scheduler_api.api.field_validation import (
+    DUPLICATE_FIELD,
     MAX_WARNINGS,
     KnownFieldsMixin,
-    unknown_field_warning,
+    field_warning,
     unknown_fields,
     warning_header,
 )
+from scheduler_api.api.parsers import RepeatedKeys
 from scheduler_api.api.serializers.policies import NodePolicySerializer
 from scheduler_api.api.serializers.whatif import WhatIfRequestSerializer
 from topology.models import Cluster, Node, NodePolicy
@@ -103,13 +106,11 @@ def test_only_the_outermost_serializer_looks() -> None:
 
 
 def test_the_warning_reads_as_kubernetes_writes_it() -> None:
-    assert warning_header([unknown_field_warning("spec.foo")]) == (
-        '299 - "unknown field \\"spec.foo\\""'
-    )
+    assert warning_header([field_warning("spec.foo")]) == ('299 - "unknown field \\"spec.foo\\""')
 
 
 def test_quotes_control_characters_and_non_ascii_in_a_key_stay_inside_one_header_line() -> None:
-    header = warning_header([unknown_field_warning('a"b\\c\r\nX-Injected: 1\u00e9')])
+    header = warning_header([field_warning('a"b\\c\r\nX-Injected: 1\u00e9')])
     assert header.isascii() and "\r" not in header and "\n" not in header
     assert header.startswith('299 - "') and header.endswith('"')
     inner = header[len('299 - "') : -1]
@@ -117,10 +118,65 @@ def test_quotes_control_characters_and_non_ascii_in_a_key_stay_inside_one_header
 
 
 def test_a_long_key_is_cut_short_and_many_warnings_are_summed_up() -> None:
-    assert len(unknown_field_warning("k" * 10_000)) < 300
-    header = warning_header([unknown_field_warning(f"f{i}") for i in range(MAX_WARNINGS + 5)])
+    assert len(field_warning("k" * 10_000)) < 300
+    header = warning_header([field_warning(f"f{i}") for i in range(MAX_WARNINGS + 5)])
     assert header.count("299 -") == MAX_WARNINGS + 1
-    assert "5 more unknown fields not listed" in header
+    assert "5 more warnings not listed" in header
+
+
+# Repeated keys ----------------------------------------------------------------------------
+
+
+def repeated(text: str) -> tuple[Any, list[str]]:
+    hook = RepeatedKeys()
+    data = json.loads(text, object_pairs_hook=hook)
+    return data, hook.paths(data)
+
+
+def test_repeated_keys_are_named_by_path_and_the_last_value_wins_as_json_does() -> None:
+    text = '{"a": 1, "b": {"c": 1, "c": 2}, "a": 3, "l": [{"x": 1}, {"x": 1, "x": 5}]}'
+    data, paths = repeated(text)
+    assert data == json.loads(text) == {"a": 3, "b": {"c": 2}, "l": [{"x": 1}, {"x": 5}]}
+    assert paths == ["a", "b.c", "l.1.x"]
+
+
+def test_a_repeat_inside_a_value_that_lost_is_not_named() -> None:
+    """Its dict is gone from the body; a later dict must not take its place (same id)."""
+    later = ", ".join(['{"y": 1}'] * 50)
+    text = '{"o": {"a": {"x": 1, "x": 2}, "a": {}}, "z": [' + later + "]}"
+    assert repeated(text)[1] == ["o.a"]
+
+
+def test_a_body_without_repeats_has_none() -> None:
+    assert repeated('{"a": {"b": [1, {"c": 2}]}, "d": "a"}')[1] == []
+
+
+def test_a_repeated_key_is_warned_of_and_the_last_value_is_taken(
+    operator: APIClient, trio: Cluster
+) -> None:
+    body = '{"pod": POD, "replicas": 3, "replicas": 0}'.replace("POD", json.dumps(manifest()))
+    response = operator.post(WHATIF, body, content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert warnings_of(response) == '299 - "duplicate field \\"replicas\\""'
+    assert response.json()["placements"] == []  # replicas 0: verdicts only
+
+
+def test_strict_refuses_a_repeated_key_and_an_unknown_one_alike(
+    operator: APIClient, trio: Cluster
+) -> None:
+    body = '{"pod": POD, "capacty": 1, "capacty": 2}'.replace("POD", json.dumps(manifest()))
+    response = operator.post(
+        f"{WHATIF}?fieldValidation=Strict", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"capacty": ["Unknown field.", DUPLICATE_FIELD]}
+
+
+def test_the_parser_still_refuses_what_drfs_refuses(operator: APIClient, trio: Cluster) -> None:
+    for body in ('{"pod": {}, "replicas": NaN}', '{"pod": '):
+        response = operator.post(WHATIF, body, content_type="application/json")
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith("JSON parse error")
 
 
 # Over the API: the what-if ----------------------------------------------------------------
