@@ -478,15 +478,17 @@ def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
     run_on_snapshot(mirror_snapshot(cluster), body["pod"], replicas=1, encoded=True)
     kept: list[float] = []
     anew: list[float] = []
-    for step in range(runs):
-        for keep, times in ((True, kept), (False, anew))[:: 1 if step % 2 else -1]:
-            change_one_pod(1000 + 2 * step + keep)
-            snapshot = mirror_snapshot(cluster)
-            koordinator_count.KEEP_COUNTS = keep
-            start = time.perf_counter()
-            run_on_snapshot(snapshot, body["pod"], replicas=1, encoded=True)
-            times.append((time.perf_counter() - start) * 1000)
-    koordinator_count.KEEP_COUNTS = True
+    try:
+        for step in range(runs):
+            for keep, times in ((True, kept), (False, anew))[:: 1 if step % 2 else -1]:
+                change_one_pod(1000 + 2 * step + keep)
+                snapshot = mirror_snapshot(cluster)
+                koordinator_count.KEEP_COUNTS = keep
+                start = time.perf_counter()
+                run_on_snapshot(snapshot, body["pod"], replicas=1, encoded=True)
+                times.append((time.perf_counter() - start) * 1000)
+    finally:
+        koordinator_count.KEEP_COUNTS = True
     return statistics.median(kept), statistics.median(anew)
 
 

@@ -9,7 +9,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from scheduler_api.errors import INVALID_INPUT, error_body
+from scheduler_api.errors import INVALID_INPUT, error_body, field_path
 
 NON_FIELD = "non_field_errors"
 
@@ -32,7 +32,7 @@ def flatten_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
         result: dict[str, list[str]] = {}
         for key, value in detail.items():
             # A nested serializer's own errors belong to the field that holds it.
-            child = (path or NON_FIELD) if key == NON_FIELD else _join(path, str(key))
+            child = (path or NON_FIELD) if key == NON_FIELD else field_path(path, str(key))
             for field, messages in flatten_errors(value, child).items():
                 result.setdefault(field, []).extend(messages)
         return result
@@ -40,12 +40,8 @@ def flatten_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
         result = {}
         for index, item in enumerate(detail):
             if item:
-                for field, messages in flatten_errors(item, _join(path, str(index))).items():
+                for field, messages in flatten_errors(item, field_path(path, str(index))).items():
                     result.setdefault(field, []).extend(messages)
         return result
     messages = detail if isinstance(detail, list) else [detail]
     return {path or NON_FIELD: [str(message) for message in messages]}
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key

@@ -26,6 +26,8 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from scheduler_api.errors import field_path
+
 FIELD_VALIDATION = "fieldValidation"
 UNKNOWN_FIELD = "Unknown field."
 DUPLICATE_FIELD = "Duplicate field."
@@ -70,7 +72,7 @@ def unknown_fields(field: serializers.Field, data: Any, path: str = "") -> list[
         return [
             found
             for index, item in enumerate(data)
-            for found in unknown_fields(field.child, item, _join(path, str(index)))
+            for found in unknown_fields(field.child, item, field_path(path, str(index)))
         ]
     if not isinstance(field, serializers.Serializer) or not isinstance(data, Mapping):
         return []  # a scalar, or a free-form map: any key is valid
@@ -78,9 +80,9 @@ def unknown_fields(field: serializers.Field, data: Any, path: str = "") -> list[
     for key, value in data.items():
         known = field.fields.get(key)
         if known is None:
-            found.append(_join(path, str(key)))
+            found.append(field_path(path, str(key)))
         elif not known.read_only:
-            found.extend(unknown_fields(known, value, _join(path, str(key))))
+            found.extend(unknown_fields(known, value, field_path(path, str(key))))
     return found
 
 
@@ -101,12 +103,11 @@ class KnownFieldsMixin:
             return super().run_validation(data)  # type: ignore[misc]
         mode = field_validation_of(request)
         found = {} if mode is FieldValidation.IGNORE else self._field_problems(request, data)
-        if not found:
-            return super().run_validation(data)  # type: ignore[misc]
-        if mode is FieldValidation.WARN:
+        if found and mode is FieldValidation.STRICT:
+            raise serializers.ValidationError(self._with_other_errors(data, found))
+        if found:
             record_warnings(request, field_warnings(found))
-            return super().run_validation(data)  # type: ignore[misc]
-        raise serializers.ValidationError(self._with_other_errors(data, found))
+        return super().run_validation(data)  # type: ignore[misc]
 
     def _field_problems(self, request: Any, data: Any) -> dict[str, list[str]]:
         """Path → messages: keys this serializer does not know, and keys the body repeats."""
@@ -130,9 +131,12 @@ class KnownFieldsMixin:
         return errors
 
 
+_WARNING_KINDS = {UNKNOWN_FIELD: "unknown", DUPLICATE_FIELD: "duplicate"}
+
+
 def field_warnings(found: dict[str, list[str]]) -> list[str]:
     return [
-        field_warning(path, "duplicate" if message == DUPLICATE_FIELD else "unknown")
+        field_warning(path, _WARNING_KINDS[message])
         for path, messages in found.items()
         for message in messages
     ]
@@ -147,19 +151,24 @@ def field_warning(path: str, kind: str = "unknown") -> str:
 
 
 def record_duplicated_fields(request: Any, paths: list[str]) -> None:
-    setattr(getattr(request, "_request", request), _DUPLICATED, list(paths))
+    setattr(_django_request(request), _DUPLICATED, list(paths))
 
 
 def duplicated_fields(request: Any) -> list[str]:
     """Paths of the keys the request's JSON body repeats (the parser found them)."""
-    return list(getattr(getattr(request, "_request", request), _DUPLICATED, []))
+    return list(getattr(_django_request(request), _DUPLICATED, []))
 
 
 def record_warnings(request: Any, warnings: list[str]) -> None:
     """Keep warnings for the response's Warning header (`WarningHeaderMiddleware`)."""
-    http_request = getattr(request, "_request", request)  # DRF's Request wraps Django's
+    http_request = _django_request(request)
     recorded: list[str] = getattr(http_request, _RECORDED, [])
     setattr(http_request, _RECORDED, [*recorded, *warnings])
+
+
+def _django_request(request: Any) -> HttpRequest:
+    """DRF's Request wraps Django's, which is the one middleware sees."""
+    return getattr(request, "_request", request)  # type: ignore[no-any-return]
 
 
 def warning_header(warnings: list[str]) -> str:
@@ -188,7 +197,3 @@ class WarningHeaderMiddleware:
         if warnings:
             response.headers[WARNING_HEADER] = warning_header(warnings)
         return response
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key

@@ -16,6 +16,7 @@ from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
 from scheduler_api.api.field_validation import record_duplicated_fields
+from scheduler_api.errors import field_path
 
 
 class RepeatedKeys:
@@ -45,12 +46,12 @@ class RepeatedKeys:
     def _walk(self, node: Any, path: str, paths: list[str]) -> None:
         if isinstance(node, dict):
             if id(node) in self.found:
-                paths.extend(_join(path, key) for key in self.found[id(node)][1])
+                paths.extend(field_path(path, key) for key in self.found[id(node)][1])
             for key, value in node.items():
-                self._walk(value, _join(path, key), paths)
+                self._walk(value, field_path(path, key), paths)
         elif isinstance(node, list):
             for index, item in enumerate(node):
-                self._walk(item, _join(path, str(index)), paths)
+                self._walk(item, field_path(path, str(index)), paths)
 
 
 class DuplicateAwareJSONParser(JSONParser):
@@ -70,7 +71,3 @@ class DuplicateAwareJSONParser(JSONParser):
         if repeated and "request" in parser_context:
             record_duplicated_fields(parser_context["request"], repeated)
         return data
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
