@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from scheduler_api.engine.crane import claimed_zones
 from scheduler_api.engine.koordinator_state import KoordConfig, kept_books
 from scheduler_api.engine.nrt_match import ScoringStrategy
+from scheduler_api.engine.profiles import SchedulerProfile
 from scheduler_api.engine.snapshot import (
     ClusterSnapshot,
     NodeSnapshot,
@@ -56,12 +57,16 @@ _INDEX_LOCK = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """Where replica `replica` (0-based) went; node None when nothing could take it."""
+    """Where replica `replica` (0-based) went; node None when nothing could take it.
+
+    `system` is the system whose nodes it was placed among (under `auto`, each system's
+    nodes take the replicas apart: see `place`)."""
 
     replica: int
     node: str | None
     numa_zones: tuple[int, ...] = ()
     cpuset: frozenset[int] | None = None
+    system: Scheduler | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +93,12 @@ class WhatIfResult:
         data_age_seconds: float | None,
         placements: tuple[Placement, ...] = (),
         capacity: Capacity | None = None,
+        profile: SchedulerProfile | None = None,
     ) -> None:
         self._judgement = judgement
         self.scheduler = judgement.scheduler
+        self.profile = profile
+        self.configs = judgement.configs
         self.scoring = scoring
         self.data_age_seconds = data_age_seconds
         self.placements = placements
@@ -104,6 +112,18 @@ class WhatIfResult:
     @property
     def fit_count(self) -> int:
         return self._judgement.fit_count()
+
+    @property
+    def systems(self) -> tuple[Scheduler, ...]:
+        """The systems that judged some node, in the order the ranking groups them."""
+        return self._judgement.present_systems()
+
+    def fit_count_of(self, system: Scheduler) -> int:
+        return self._judgement.fit_count(system)
+
+    def best_of(self, system: Scheduler) -> NodeVerdict | None:
+        row = self._judgement.best_row(system)
+        return None if row is None else self._judgement.verdict(row)
 
     @property
     def best(self) -> NodeVerdict | None:
@@ -180,10 +200,12 @@ def _judge(
     scoring: str | None,
     weights: Mapping[str, int] | None,
     detailed: int,
+    profile: SchedulerProfile | None = None,
 ) -> tuple[Judgement, ScoringStrategy | None]:
     system = parse_scheduler(scheduler)
     strategy = parse_scoring(scoring)
-    configs = SystemConfigs.build(strategy, check_weights(weights))
+    base = SystemConfigs(nrt=profile.nrt, koordinator=profile.koordinator) if profile else None
+    configs = SystemConfigs.build(strategy, check_weights(weights), base=base)
     judgement = Judgement(
         _index_of(snapshot), snapshot.reservations, pod, system, configs, detailed=detailed
     )
@@ -198,16 +220,21 @@ def evaluate(
     scoring: str | None = None,
     weights: Mapping[str, int] | None = None,
     detailed: int = DEFAULT_DETAILED,
+    profile: SchedulerProfile | None = None,
 ) -> WhatIfResult:
     """Judge `pod` on every node; nodes come ranked (fits, then score, then name).
 
-    `scheduler` is auto, scheduler-plugins, crane or koordinator; `scoring` a
-    scheduler-plugins strategy (Koordinator takes Least/MostAllocated); `weights`
-    resource weights. The `detailed` top nodes also get their cpuset. Raises
-    ValueError for an unknown scheduler, strategy or a bad weight.
+    `scheduler` is auto, scheduler-plugins, crane, koordinator or default; `profile`
+    the scheduler profile whose plugin arguments apply (its system is `scheduler`'s
+    business); `scoring` a scheduler-plugins strategy (Koordinator takes
+    Least/MostAllocated) and `weights` resource weights override the profile's. The
+    `detailed` top nodes of each system also get their cpuset. Raises ValueError for an
+    unknown scheduler, strategy or a bad weight.
     """
-    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed)
-    return WhatIfResult(judgement, scoring=strategy, data_age_seconds=snapshot.data_age_seconds)
+    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed, profile)
+    return WhatIfResult(
+        judgement, scoring=strategy, data_age_seconds=snapshot.data_age_seconds, profile=profile
+    )
 
 
 def place(
@@ -220,33 +247,44 @@ def place(
     weights: Mapping[str, int] | None = None,
     detailed: int = DEFAULT_DETAILED,
     capacity: bool = True,
+    profile: SchedulerProfile | None = None,
 ) -> WhatIfResult:
     """Bind `replicas` copies of `pod` one after another, each on the best node left.
 
     Each placement is assumed (the node's books updated as its scheduler would)
     before the next one is judged. `nodes` in the result are the verdicts for the
     first replica; `capacity` counts how many copies each node could still take.
+    Under `auto` with nodes of several systems, each system's nodes take the replicas
+    apart, as if the pod were sent to that system: scores of different schedulers are
+    never compared.
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
         raise ValueError(f"replicas must be a whole number ≥ 0; got {replicas!r}")
-    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed)
+    judgement, strategy = _judge(snapshot, pod, scheduler, scoring, weights, detailed, profile)
     working = judgement.working_copy()
-    placements = tuple(_place_one(working, replica) for replica in range(replicas))
+    groups: tuple[Scheduler | None, ...] = (None,)
+    if judgement.scheduler is Scheduler.AUTO:
+        groups = judgement.present_systems() or (None,)
+    placements = tuple(
+        _place_one(working, replica, system) for system in groups for replica in range(replicas)
+    )
     return WhatIfResult(
         judgement,
         scoring=strategy,
         data_age_seconds=snapshot.data_age_seconds,
         placements=placements,
         capacity=count_capacity(judgement) if capacity else None,
+        profile=profile,
     )
 
 
-def _place_one(working: Judgement, replica: int) -> Placement:
-    while (row := working.best_row()) is not None:
+def _place_one(working: Judgement, replica: int, system: Scheduler | None) -> Placement:
+    while (row := working.best_row(system)) is not None:
         bound = working.bind(row, replica)
         if bound is not None:
-            return Placement(replica, working.name(row), bound.numa_zones, bound.cpuset)
-    return Placement(replica, None)
+            name, zones, cpus = working.name(row), bound.numa_zones, bound.cpuset
+            return Placement(replica, name, zones, cpus, working.system(row))
+    return Placement(replica, None, system=system)
 
 
 def count_capacity(judgement: Judgement) -> Capacity:

@@ -27,13 +27,22 @@ from scheduler_api.engine.results import (
     refused,
 )
 from scheduler_api.engine.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
+from scheduler_api.engine.whatif_admission import (
+    KUBELET_PINS,
+    REJECTED_NOTE,
+    Admission,
+    admission_without_pinning,
+    asks_exclusive_cpus,
+    kubelet_admission,
+)
 from scheduler_api.engine.whatif_assume import assume
-from scheduler_api.engine.whatif_kubelet import kubelet_pinning
+from scheduler_api.engine.whatif_kubelet import KUBELET_MODELLED, kubelet_pinning
 from scheduler_api.engine.whatif_systems import (
     SYSTEM_OF_FLAVOUR,
     Scheduler,
     SystemConfigs,
     judge_node,
+    node_fit_count,
     pod_request,
 )
 from scheduler_api.engine.whatif_vector import (
@@ -48,17 +57,21 @@ from scheduler_api.engine.whatif_vector import (
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
-ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE})
+ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE, Scheduler.DEFAULT})
+KUBELET_PIN_CODES = [SYSTEM_CODES[system] for system in KUBELET_PINS]
 PASSED_NOTES_BY = SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]  # the rest pass without notes
 RESERVATIONS_BY_NODE = "reservations-by-node"  # index memo: (reservations, grouped by node)
 NAMES = "names"  # index memo: the node names by row
 
 
 class NodeVerdict(NamedTuple):
-    """One node's answer. `cpuset` is None unless the node was allocated in detail.
+    """One node's answer. `cpuset` is None unless the node was allocated in detail (or
+    the kubelet's static CPU manager was run for its admission).
 
-    A NamedTuple rather than a frozen dataclass: a what-if builds one per node (5,000
-    at a time), and a frozen dataclass costs about four times as much to build."""
+    Two stages, as in reality: `scheduler_fits` (would the scheduler bind it here) and
+    `admission` (would the kubelet then admit it; None when the scheduler refuses).
+    `fits` is both. A NamedTuple rather than a frozen dataclass: a what-if builds one
+    per node (5,000 at a time), and a frozen dataclass costs about four times as much."""
 
     node: str
     system: Scheduler
@@ -70,6 +83,8 @@ class NodeVerdict(NamedTuple):
     annotations: Mapping[str, str] = EMPTY_ANNOTATIONS
     notes: tuple[str, ...] = ()
     detailed: bool = False
+    scheduler_fits: bool = False
+    admission: Admission | None = None
 
 
 class SharedVerdicts(NamedTuple):
@@ -94,16 +109,25 @@ class SharedVerdicts(NamedTuple):
 
 
 def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> PlacementResult:
-    """Add what the kubelet would pin behind a scheduler that picks no CPUs."""
+    """Add what the kubelet would pin behind a scheduler that picks no CPUs; a pod the
+    kubelet would refuse at admission does not fit (see `rejected_by_kubelet`)."""
     if not result.fits or result.cpuset is not None:
         return result
     pinning = kubelet_pinning(node, pod)
     if pinning.reason is not None:
-        note = "the scheduler binds it, but the kubelet would refuse it at admission"
-        return replace(
-            result, reasons=result.reasons + (pinning.reason,), notes=(*result.notes, note)
-        )
+        return rejected_by_kubelet(result, pinning.reason)
     return replace(result, cpuset=pinning.cpuset)
+
+
+def rejected_by_kubelet(result: PlacementResult, reason: Reason) -> PlacementResult:
+    """The scheduler's verdict `result` after the kubelet refused the pod at admission:
+    it no longer fits; its score stays (the scheduler would still rank the node so)."""
+    notes = (*result.notes, REJECTED_NOTE)
+    return replace(result, fits=False, reasons=result.reasons + (reason,), notes=notes)
+
+
+def _admission_reason(admission: Admission) -> Reason:
+    return Reason(ReasonCheck.KUBELET_ADMISSION, message=admission.reason)
 
 
 def _raw_score(result: PlacementResult) -> int:
@@ -118,7 +142,7 @@ def _zones_of(numa: int) -> tuple[int, ...]:
 
 def _kubelet_pinned(result: PlacementResult, system: Scheduler) -> frozenset[int] | None:
     """CPUs the kubelet pins (Koordinator's cpusets are koordlet's, already booked)."""
-    return result.cpuset if system is Scheduler.SCHEDULER_PLUGINS else None
+    return result.cpuset if system in KUBELET_PINS else None
 
 
 class Judgement:
@@ -164,8 +188,51 @@ class Judgement:
         aware = self._crane_aware(crane & ~shared)
         decided |= shared | aware | self._crane_greedy(crane & ~shared & ~aware)
         for row in np.flatnonzero((~members | bulk.exact) & ~decided):
-            self._rejudge(int(row))
+            self._record_judged(int(row))
         self._top: frozenset[int] | None = None
+        self._admit_all()
+
+    # --- the kubelet's admission: the second stage of every verdict -------------------
+
+    def _admit_all(self) -> None:
+        """Run the kubelet's admission on every row its scheduler binds and whose static
+        CPU manager can be reproduced; the other rows' admission needs no CPU manager
+        (`admission_without_pinning`) and is given when their verdict is built."""
+        self.scheduler_fits = self.fits.copy()
+        self.admissions: dict[int, Admission] = {}
+        self.exclusive = asks_exclusive_cpus(self.pod)
+        if not self.exclusive:
+            return
+        for row in np.flatnonzero(self.fits & self._kubelet_modelled()).tolist():
+            self._admit_row(row)
+
+    def _kubelet_modelled(self) -> Bools:
+        """Rows judged by a system behind which the kubelet pins, on nodes whose static
+        CPU manager is reproduced."""
+        modelled: Bools = np.isin(self.systems, KUBELET_PIN_CODES)
+        modelled &= self.index.kubelet_class == KUBELET_MODELLED
+        return modelled
+
+    def _admit_row(self, row: int) -> None:
+        """The kubelet's admission on a row its scheduler binds; a refusal unfits it."""
+        admission = self.admissions[row] = kubelet_admission(self.index.nodes[row], self.pod)
+        if not admission.admitted:
+            rejected = rejected_by_kubelet(self._plain(row), _admission_reason(admission))
+            self.exact[row] = rejected
+            self.fits[row] = False
+            self.cache.pop(row, None)
+            self._top = None
+
+    def admission(self, row: int) -> Admission | None:
+        """The kubelet's verdict on `row`, None when the scheduler does not bind there."""
+        if not self.scheduler_fits[row]:
+            return None
+        found = self.admissions.get(row)
+        if found is not None:
+            return found
+        node, system = self.index.nodes[row], self.system(row)
+        decided = admission_without_pinning(node, self.pod, system, self.exclusive)
+        return decided if decided is not None else kubelet_admission(node, self.pod)
 
     def _koordinator_columns(self, rows: Bools) -> koordinator_vector.ColumnVerdicts | None:
         """Koordinator's verdicts on the rows its columns decide (`koordinator_vector`), of
@@ -324,7 +391,7 @@ class Judgement:
             allocate=allocate, request=self.request, fast=True,
         )  # fmt: skip
 
-    def _rejudge(self, row: int) -> None:
+    def _record_judged(self, row: int) -> None:
         result = self._judge(row, allocate=False)
         self.exact[row] = result
         self.crane_counted[row] = False  # judged on its own books now
@@ -334,27 +401,51 @@ class Judgement:
         self.cache.pop(row, None)
         self._top = None
 
+    def _rejudge(self, row: int) -> None:
+        """Judge `row` again (its node changed), both stages."""
+        self._record_judged(row)
+        self.scheduler_fits[row] = self.fits[row]
+        self.admissions.pop(row, None)
+        if self.fits[row] and self.exclusive and self._kubelet_modelled()[row]:
+            self._admit_row(row)
+
     # --- ranking ------------------------------------------------------------------------
 
     def _keys(self) -> np.ndarray:
-        return np.where(self.fits, np.where(self.score == NO_SCORE, -1, self.score), -2)
+        """Rank keys: fitting rows by score (-1 unscored), then rows the scheduler binds
+        but the kubelet rejects (-2), then refused rows (-3)."""
+        refused_key = np.where(self.scheduler_fits, -2, -3)
+        return np.where(self.fits, np.where(self.score == NO_SCORE, -1, self.score), refused_key)
 
     def order(self) -> list[int]:
-        """Rows best first: fitting before not, higher score first, then by name."""
-        return list(np.lexsort((self.index.name_rank, -self._keys())).tolist())
+        """Rows best first: fitting before not, higher score first, then by name. Under
+        `auto` each system's rows come together (in `SYSTEMS` order), ranked apart:
+        scores of different schedulers are not comparable."""
+        keys: tuple[np.ndarray, ...] = (self.index.name_rank, -self._keys())
+        if self.scheduler is Scheduler.AUTO:
+            keys = (*keys, self.systems)
+        return list(np.lexsort(keys).tolist())
 
     def ranked_names(self) -> tuple[str, ...]:
         return tuple(self.index.nodes[row].name for row in self.order())
 
-    def best_row(self) -> int | None:
-        if not self.fits.any():
+    def present_systems(self) -> tuple[Scheduler, ...]:
+        """The systems judging some row, in ranking order."""
+        return tuple(SYSTEM_BY_CODE[code] for code in np.unique(self.systems).tolist())
+
+    def best_row(self, system: Scheduler | None = None) -> int | None:
+        """The best fitting row (of `system`'s rows only, when given)."""
+        fits = self.fits if system is None else self.fits & (self.systems == SYSTEM_CODES[system])
+        if not fits.any():
             return None
-        keys = self._keys()
+        keys = np.where(fits, self._keys(), -4)
         candidates = np.flatnonzero(keys == keys.max())
         return int(candidates[np.argmin(self.index.name_rank[candidates])])
 
-    def fit_count(self) -> int:
-        return int(self.fits.sum())
+    def fit_count(self, system: Scheduler | None = None) -> int:
+        if system is None:
+            return int(self.fits.sum())
+        return int((self.fits & (self.systems == SYSTEM_CODES[system])).sum())
 
     def fitting_rows(self) -> list[int]:
         return list(np.flatnonzero(self.fits).tolist())
@@ -364,10 +455,16 @@ class Judgement:
         return row in self._top_rows()
 
     def _top_rows(self) -> frozenset[int]:
+        """The `detailed` best rows of each system, and each system's best always."""
         if self._top is None:
-            best = self.best_row()
-            top = self.order()[: self.detailed]
-            self._top = frozenset(top if best is None else [*top, best])
+            order, systems = self.order(), self.systems.tolist()
+            top: list[int] = []
+            for system in self.present_systems():
+                code = SYSTEM_CODES[system]
+                top += [row for row in order if systems[row] == code][: self.detailed]
+                best = self.best_row(system)
+                top += [] if best is None else [best]
+            self._top = frozenset(top)
         return self._top
 
     # --- per-node detail ----------------------------------------------------------------
@@ -384,10 +481,14 @@ class Judgement:
     def _result_verdict(
         self, row: int, system: int, result: PlacementResult, detailed: bool
     ) -> NodeVerdict:
+        admission = self.admission(row)
+        cpuset = result.cpuset
+        if cpuset is None and admission is not None and result.fits:
+            cpuset = admission.cpuset  # what the kubelet's static CPU manager pinned
         verdict = self.cache[row] = NodeVerdict(
             self.index.nodes[row].name, SYSTEM_BY_CODE[system], result.fits, result.score,
-            result.reasons, result.numa_zones, result.cpuset, result.annotations, result.notes,
-            detailed,
+            result.reasons, result.numa_zones, cpuset, result.annotations, result.notes,
+            detailed, bool(self.scheduler_fits[row]), admission,
         )  # fmt: skip
         return verdict
 
@@ -416,9 +517,11 @@ class Judgement:
     def _passed_row(self, row: int, system: int, score: int, numa: int, group: int) -> NodeVerdict:
         """`_column_verdict` from the row's values (`verdicts` reads them in bulk)."""
         notes = self._column_notes(row, system, group)
+        admission = self.admission(row)
+        cpuset = admission.cpuset if admission is not None else None
         verdict = self.cache[row] = NodeVerdict(
             self.index.nodes[row].name, SYSTEM_BY_CODE[system], True, score, (),
-            _zones_of(numa), None, EMPTY_ANNOTATIONS, notes,
+            _zones_of(numa), cpuset, EMPTY_ANNOTATIONS, notes, False, True, admission,
         )  # fmt: skip
         return verdict
 
@@ -470,14 +573,17 @@ class Judgement:
         passed[list(self.exact)] = False
         numa = self.numa + 1  # -1 (no NUMA node chosen) is 0 here
         passed &= (numa >= 0) & (numa < 1 << 32)
-        codes = (self.index.policy_group * systems + self.systems) << 32 | numa
+        # the kubelet's class decides the admission of a row the CPU manager was not run on
+        classes = self.index.kubelet_class if self.exclusive else np.zeros_like(self.systems)
+        codes = ((self.index.policy_group * systems + self.systems) * 3 + classes) << 32 | numa
         keys: list[Hashable | None] = np.where(passed, codes, -1).tolist()
         for row in np.flatnonzero(~passed).tolist():
             keys[row] = None  # refused on the columns: judged for its reasons
-        for row, result in self.exact.items():
-            keys[row] = (id(result), system_of[row])  # the result lives as long as self
+        class_of = classes.tolist()
+        for row, result in self.exact.items():  # the result lives as long as self
+            keys[row] = (id(result), system_of[row], class_of[row])
             fits[row], scores[row] = result.fits, result.score
-        for row in (*self._top_rows(), *self.cache):
+        for row in (*self._top_rows(), *self.cache, *self.admissions):
             keys[row] = None
         return SharedVerdicts(self.order(), self.names(), fits, scores, keys, self.verdict)
 
@@ -498,7 +604,7 @@ class Judgement:
     def _with_kubelet(
         self, result: PlacementResult, node: NodeSnapshot, system: Scheduler
     ) -> PlacementResult:
-        if system is Scheduler.SCHEDULER_PLUGINS:
+        if system in KUBELET_PINS:
             return _with_pinning(result, node, self.pod)
         return result
 
@@ -516,6 +622,7 @@ class Judgement:
         clone.__dict__.update(self.__dict__)
         clone.index = self.index.copy()
         clone.fits, clone.score = self.fits.copy(), self.score.copy()
+        clone.scheduler_fits, clone.admissions = self.scheduler_fits.copy(), dict(self.admissions)
         clone.crane_counted = self.crane_counted.copy()
         clone.crane_never_empty = self.crane_never_empty.copy()
         clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
@@ -525,7 +632,7 @@ class Judgement:
         """Place one replica on `row` and assume it; None (row closed) if Reserve fails."""
         result = self._detail(row)
         if not result.fits:
-            self.fits[row] = False
+            self.fits[row] = self.scheduler_fits[row] = False
             self._top = None
             return None
         uid = f"{self.pod.uid or self.pod.name}-whatif-{replica}"
@@ -539,7 +646,10 @@ class Judgement:
         """(node, copies it takes alone) for every fitting row, as `fill_node` counts them;
         scheduler-plugins rows are counted on the columns all at once."""
         rows = np.flatnonzero(self.fits)
-        counts = self._column_counts(limit)[rows]
+        counts = self._column_counts(limit)
+        if self.exclusive:  # the kubelet's admission of each copy: filled copy by copy
+            counts = np.where(self._kubelet_modelled(), UNDECIDED, counts)
+        counts = counts[rows]
         undecided = np.flatnonzero(counts == UNDECIDED).tolist()
         rows_list, counts_list = rows.tolist(), counts.tolist()
         for position in undecided:
@@ -585,7 +695,9 @@ class Judgement:
         where that is exact; every other case fills copy by copy.
         """
         node = self.index.nodes[row]
-        counted = self.count_copies(node, self.system(row), limit, judged=self.exact.get(row))
+        counted = None
+        if not (self.exclusive and self._kubelet_modelled()[row]):
+            counted = self.count_copies(node, self.system(row), limit, judged=self.exact.get(row))
         if counted is None:
             counted = self.fill_copy_by_copy(row, limit, fast=True)
         return counted, node.name
@@ -610,6 +722,8 @@ class Judgement:
             )
         if system is Scheduler.CRANE:
             return crane_count.fill_count(node, pod, configs.crane, request, limit)
+        if system is Scheduler.DEFAULT:
+            return node_fit_count(node, request, limit)
         return nrt_count.fill_count(node, pod, request, limit)
 
     def fill_copy_by_copy(self, row: int, limit: int, *, fast: bool) -> int:

@@ -70,6 +70,21 @@ def kubelet_policy(node: NodeSnapshot) -> tuple[TopologyManagerPolicy, TopologyM
     return node.tm_policy or resolved.policy, node.tm_scope or resolved.scope
 
 
+# What a node publishes of its kubelet's CPU manager (`kubelet_class`).
+KUBELET_MODELLED, KUBELET_NONE, KUBELET_UNKNOWN = 0, 1, 2
+
+
+def kubelet_class(node: NodeSnapshot) -> int:
+    """KUBELET_MODELLED: the static policy with a published CPU layout, which
+    `kubelet_pinning` reproduces; KUBELET_NONE: the none policy, which pins nothing;
+    KUBELET_UNKNOWN: neither is published."""
+    if node.cpu_manager_policy == "none":
+        return KUBELET_NONE
+    if node.cpus and node.cpu_manager_policy == "static":
+        return KUBELET_MODELLED
+    return KUBELET_UNKNOWN
+
+
 def pinned_cpus(node: NodeSnapshot) -> frozenset[int]:
     """CPUs the kubelet has already handed out (koordlet's pod-cpu-allocs)."""
     return frozenset(

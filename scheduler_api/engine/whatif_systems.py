@@ -9,7 +9,7 @@ Taints, affinity and the other default plugins are not modelled.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
@@ -29,15 +29,19 @@ from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, PodSpec, Reserv
 
 
 class Scheduler(StrEnum):
-    """`auto` picks, per node, the system its NRT flavour says manages it."""
+    """`auto` picks, per node, the system its NRT flavour says manages it.
+
+    `default` is kube-scheduler without a topology plugin: only the node-level filters
+    judge, and the kubelet decides NUMA alignment at admission."""
 
     AUTO = "auto"
     SCHEDULER_PLUGINS = "scheduler-plugins"
     CRANE = "crane"
     KOORDINATOR = "koordinator"
+    DEFAULT = "default"
 
 
-SYSTEMS = (Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE, Scheduler.KOORDINATOR)
+SYSTEMS = (Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE, Scheduler.KOORDINATOR, Scheduler.DEFAULT)
 KOORD_SCORING = frozenset({"LeastAllocated", "MostAllocated"})
 
 SYSTEM_OF_FLAVOUR: Mapping[Flavour | None, Scheduler] = MappingProxyType(
@@ -95,9 +99,16 @@ class SystemConfigs:
 
     @classmethod
     def build(
-        cls, scoring: ScoringStrategy | None, weights: Mapping[str, int] | None
+        cls,
+        scoring: ScoringStrategy | None,
+        weights: Mapping[str, int] | None,
+        *,
+        base: SystemConfigs | None = None,
     ) -> SystemConfigs:
-        """scheduler-plugins takes any strategy; Koordinator only the two it knows."""
+        """`base` (a scheduler profile's arguments, else the defaults) with a what-if's
+        scoring and weights over it: scheduler-plugins takes any strategy; Koordinator
+        only the two it knows."""
+        base = base or cls()
         nrt_kwargs: dict[str, object] = {}
         koord_kwargs: dict[str, object] = {}
         if scoring is not None:
@@ -109,8 +120,9 @@ class SystemConfigs:
             nrt_kwargs["resource_weights"] = weights
             koord_kwargs["resource_weights"] = weights
         return cls(
-            nrt=NRTMatchConfig(**nrt_kwargs),  # type: ignore[arg-type]
-            koordinator=KoordConfig(**koord_kwargs),  # type: ignore[arg-type]
+            nrt=replace(base.nrt, **nrt_kwargs),  # type: ignore[arg-type]
+            crane=base.crane,
+            koordinator=replace(base.koordinator, **koord_kwargs),  # type: ignore[arg-type]
         )
 
     def config_for(self, system: Scheduler) -> object:
@@ -121,11 +133,27 @@ class SystemConfigs:
         return self.nrt
 
 
+NO_TOPOLOGY_PLUGIN_NOTE = (
+    "no topology plugin: kube-scheduler judges the node-level filters only; "
+    "NUMA alignment is left to the kubelet"
+)
+
+
+def default_scheduler_verdict(
+    node: NodeSnapshot, pod: PodSpec, *, config: object, reservations: object
+) -> PlacementResult:
+    """kube-scheduler without a topology plugin, past the shared filters: it binds.
+
+    Its NodeResourcesFit score is not reproduced (score None)."""
+    return PlacementResult(fits=True, notes=(NO_TOPOLOGY_PLUGIN_NOTE,))
+
+
 _EVALUATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
     {
         Scheduler.SCHEDULER_PLUGINS: nrt_match.evaluate,
         Scheduler.CRANE: crane.evaluate,
         Scheduler.KOORDINATOR: koordinator.evaluate,
+        Scheduler.DEFAULT: default_scheduler_verdict,
     }
 )
 _ALLOCATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
@@ -133,6 +161,7 @@ _ALLOCATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
         Scheduler.SCHEDULER_PLUGINS: nrt_match.allocate,
         Scheduler.CRANE: crane.allocate,
         Scheduler.KOORDINATOR: koordinator.allocate,
+        Scheduler.DEFAULT: default_scheduler_verdict,
     }
 )
 # Koordinator's Filter and Score by counting (exact; property-tested against the above).

@@ -45,6 +45,7 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
+from scheduler_api.engine.whatif_kubelet import kubelet_class
 
 Bools = NDArray[np.bool_]
 Ints = NDArray[np.int64]
@@ -67,6 +68,7 @@ ROW_COLUMNS = (
     "koordinator_binds",
     "crane_nrt",
     "crane_static",
+    "kubelet_class",
     "policy_group",
 )
 
@@ -93,6 +95,7 @@ class NRTIndex:
         self.koordinator_binds = np.zeros(count, np.bool_)  # a CPU bind policy of its own
         self.crane_nrt = np.zeros(count, np.bool_)  # publishes a Crane NRT
         self.crane_static = np.zeros(count, np.bool_)  # crane cpuManagerPolicy is Static
+        self.kubelet_class = np.zeros(count, np.int64)  # whatif_kubelet.kubelet_class
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         # rows whose nodes share a flavour and a topology manager share a group number
         self.policy_group = np.zeros(count, np.int64)
@@ -178,6 +181,7 @@ class NRTIndex:
         self.koordinator_binds[row] = node_cpu_bind_policy(node) != "None"
         self.crane_nrt[row] = node.flavour is Flavour.CRANE
         self.crane_static[row] = node.crane_cpu_manager_policy == "Static"
+        self.kubelet_class[row] = kubelet_class(node)
 
     @staticmethod
     def _node_free(node: NodeSnapshot, name: str) -> int:
