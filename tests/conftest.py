@@ -30,7 +30,11 @@ def load_sample():
     return _load
 
 
-ROLE_MIGRATIONS = (("0002_roles", "create_roles"), ("0003_policy_roles", "grant"))
+ROLE_MIGRATIONS = (
+    ("0002_roles", "create_roles"),
+    ("0003_policy_roles", "grant"),
+    ("0004_scheduler_configuration_roles", "grant"),
+)
 
 
 @pytest.fixture

@@ -121,6 +121,20 @@ class WhatIfResult:
     def fit_count_of(self, system: Scheduler) -> int:
         return self._judgement.fit_count(system)
 
+    def rejected_count_of(self, system: Scheduler) -> int:
+        """Nodes of `system` its scheduler binds but the kubelet would reject."""
+        return self._judgement.rejected_count(system)
+
+    def capacity_by_system(self) -> dict[Scheduler, int]:
+        """`capacity.total` split by the system that judged each node."""
+        totals: dict[Scheduler, int] = {}
+        if self.capacity is not None:
+            judgement = self._judgement
+            for node, count in self.capacity.per_node.items():
+                system = judgement.system(judgement.row_of(node))
+                totals[system] = totals.get(system, 0) + count
+        return totals
+
     def best_of(self, system: Scheduler) -> NodeVerdict | None:
         row = self._judgement.best_row(system)
         return None if row is None else self._judgement.verdict(row)

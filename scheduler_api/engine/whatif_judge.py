@@ -34,6 +34,7 @@ from scheduler_api.engine.whatif_admission import (
     admission_without_pinning,
     asks_exclusive_cpus,
     kubelet_admission,
+    shared_cpu_topology,
 )
 from scheduler_api.engine.whatif_assume import assume
 from scheduler_api.engine.whatif_kubelet import KUBELET_MODELLED, kubelet_pinning
@@ -113,7 +114,8 @@ def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> 
     kubelet would refuse at admission does not fit (see `rejected_by_kubelet`)."""
     if not result.fits or result.cpuset is not None:
         return result
-    pinning = kubelet_pinning(node, pod)
+    topology = shared_cpu_topology(node.cpus) if node.cpus else None
+    pinning = kubelet_pinning(node, pod, topology=topology)
     if pinning.reason is not None:
         return rejected_by_kubelet(result, pinning.reason)
     return replace(result, cpuset=pinning.cpuset)
@@ -201,21 +203,32 @@ class Judgement:
         self.scheduler_fits = self.fits.copy()
         self.admissions: dict[int, Admission] = {}
         self.exclusive = asks_exclusive_cpus(self.pod)
+        self._modelled: Bools | None = None
         if not self.exclusive:
             return
-        for row in np.flatnonzero(self.fits & self._kubelet_modelled()).tolist():
-            self._admit_row(row)
+        rows = np.flatnonzero(self.fits & self._kubelet_modelled())
+        groups = self.index.kubelet_group[rows]
+        for group in np.unique(groups).tolist():
+            members = rows[groups == group].tolist()
+            # rows of one group: kubelets reading the same inputs answer alike
+            admission = kubelet_admission(self.index.nodes[members[0]], self.pod)
+            for row in members:
+                self._admit_row(row, admission)
 
     def _kubelet_modelled(self) -> Bools:
         """Rows judged by a system behind which the kubelet pins, on nodes whose static
-        CPU manager is reproduced."""
-        modelled: Bools = np.isin(self.systems, KUBELET_PIN_CODES)
-        modelled &= self.index.kubelet_class == KUBELET_MODELLED
-        return modelled
+        CPU manager is reproduced (binding a pod changes neither: kept)."""
+        if self._modelled is None:
+            modelled: Bools = np.isin(self.systems, KUBELET_PIN_CODES)
+            modelled &= self.index.kubelet_class == KUBELET_MODELLED
+            self._modelled = modelled
+        return self._modelled
 
-    def _admit_row(self, row: int) -> None:
+    def _admit_row(self, row: int, admission: Admission | None = None) -> None:
         """The kubelet's admission on a row its scheduler binds; a refusal unfits it."""
-        admission = self.admissions[row] = kubelet_admission(self.index.nodes[row], self.pod)
+        if admission is None:
+            admission = kubelet_admission(self.index.nodes[row], self.pod)
+        self.admissions[row] = admission
         if not admission.admitted:
             rejected = rejected_by_kubelet(self._plain(row), _admission_reason(admission))
             self.exact[row] = rejected
@@ -447,6 +460,11 @@ class Judgement:
             return int(self.fits.sum())
         return int((self.fits & (self.systems == SYSTEM_CODES[system])).sum())
 
+    def rejected_count(self, system: Scheduler) -> int:
+        """Rows of `system` its scheduler binds but the kubelet rejects."""
+        rejected = self.scheduler_fits & ~self.fits & (self.systems == SYSTEM_CODES[system])
+        return int(rejected.sum())
+
     def fitting_rows(self) -> list[int]:
         return list(np.flatnonzero(self.fits).tolist())
 
@@ -457,11 +475,12 @@ class Judgement:
     def _top_rows(self) -> frozenset[int]:
         """The `detailed` best rows of each system, and each system's best always."""
         if self._top is None:
-            order, systems = self.order(), self.systems.tolist()
+            order = np.array(self.order(), np.int64)
+            ordered_systems = self.systems[order]
             top: list[int] = []
             for system in self.present_systems():
                 code = SYSTEM_CODES[system]
-                top += [row for row in order if systems[row] == code][: self.detailed]
+                top += order[ordered_systems == code][: self.detailed].tolist()
                 best = self.best_row(system)
                 top += [] if best is None else [best]
             self._top = frozenset(top)

@@ -235,7 +235,7 @@ def pod_guaranteed_cpus(pod: PodSpec) -> int:
 SIDECAR_RESTART_POLICY = "Always"
 
 
-def _admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
+def admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
     """(exclusive CPUs, whether they are given back for reuse) per container, in the
     order the kubelet admits them: init containers first. An init container that is not
     a sidecar runs to completion first: the containers after it may reuse its CPUs."""
@@ -245,10 +245,14 @@ def _admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
     ] + [(exclusive_cpu_count(c), False) for c in pod.containers]
 
 
-def kubelet_pinning(node: NodeSnapshot, pod: PodSpec) -> KubeletPinning:
+def kubelet_pinning(
+    node: NodeSnapshot, pod: PodSpec, *, topology: CPUTopology | None = None
+) -> KubeletPinning:
     """The exclusive CPUs the static CPU manager would give the pod's long-running
-    containers (app containers and sidecars) on `node`."""
-    order = _admission_order(pod)
+    containers (app containers and sidecars) on `node`.
+
+    `topology`: `CPUTopology.from_cpus(node.cpus)` when the caller keeps one built."""
+    order = admission_order(pod)
     if (
         not node.cpus
         or node.cpu_manager_policy != "static"
@@ -256,7 +260,7 @@ def kubelet_pinning(node: NodeSnapshot, pod: PodSpec) -> KubeletPinning:
         or not any(count for count, _ in order)
     ):
         return KubeletPinning(None)
-    static = _static_policy(node)
+    static = _static_policy(node, topology or CPUTopology.from_cpus(node.cpus))
     if isinstance(static, Reason):
         return KubeletPinning(None, static)
     free = static.topology.cpus() - pinned_cpus(node) - static.reserved
@@ -266,9 +270,8 @@ def kubelet_pinning(node: NodeSnapshot, pod: PodSpec) -> KubeletPinning:
         return KubeletPinning(None, Reason(ReasonCheck.KUBELET_ADMISSION, message=str(error)))
 
 
-def _static_policy(node: NodeSnapshot) -> _StaticPolicy | Reason:
+def _static_policy(node: NodeSnapshot, topology: CPUTopology) -> _StaticPolicy | Reason:
     """The node's static policy, or why the kubelet would not run it."""
-    topology = CPUTopology.from_cpus(node.cpus)
     policy, _ = kubelet_policy(node)
     options = _options_or_refusal(node, topology, policy)
     if isinstance(options, Reason):

@@ -14,7 +14,7 @@ snapshot; judging a pod is O(nodes × zones × requested resources) in numpy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +45,8 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from scheduler_api.engine.whatif_kubelet import kubelet_class
+from scheduler_api.engine.whatif_admission import kubelet_node_key
+from scheduler_api.engine.whatif_kubelet import KUBELET_MODELLED, kubelet_class
 
 Bools = NDArray[np.bool_]
 Ints = NDArray[np.int64]
@@ -69,6 +70,7 @@ ROW_COLUMNS = (
     "crane_nrt",
     "crane_static",
     "kubelet_class",
+    "kubelet_group",
     "policy_group",
 )
 
@@ -96,6 +98,11 @@ class NRTIndex:
         self.crane_nrt = np.zeros(count, np.bool_)  # publishes a Crane NRT
         self.crane_static = np.zeros(count, np.bool_)  # crane cpuManagerPolicy is Static
         self.kubelet_class = np.zeros(count, np.int64)  # whatif_kubelet.kubelet_class
+        # rows whose kubelets read the same inputs share a number (-1: not modelled); the
+        # value keeps the CPU table the key names by identity, so its id is not reused
+        self.kubelet_group = np.full(count, -1, np.int64)
+        self._kubelet_groups: dict[Hashable, tuple[int, object]] = {}
+        self._next_kubelet_group = 0
         self.topology_managers: list[TopologyManagerConfig | None] = [None] * count
         # rows whose nodes share a flavour and a topology manager share a group number
         self.policy_group = np.zeros(count, np.int64)
@@ -118,6 +125,7 @@ class NRTIndex:
         clone.nodes = list(self.nodes)
         clone.topology_managers = list(self.topology_managers)
         clone._policy_groups = dict(self._policy_groups)
+        clone._kubelet_groups = dict(self._kubelet_groups)
         for name in ROW_COLUMNS:
             setattr(clone, name, getattr(self, name).copy())
         clone.available = {r: a.copy() for r, a in self.available.items()}
@@ -181,7 +189,17 @@ class NRTIndex:
         self.koordinator_binds[row] = node_cpu_bind_policy(node) != "None"
         self.crane_nrt[row] = node.flavour is Flavour.CRANE
         self.crane_static[row] = node.crane_cpu_manager_policy == "Static"
-        self.kubelet_class[row] = kubelet_class(node)
+        known = self.kubelet_class[row] = kubelet_class(node)
+        self.kubelet_group[row] = self._kubelet_group_of(node) if known == KUBELET_MODELLED else -1
+
+    def _kubelet_group_of(self, node: NodeSnapshot) -> int:
+        """The number of the nodes whose kubelet reads what `node`'s reads."""
+        key = kubelet_node_key(node)
+        found = self._kubelet_groups.get(key)
+        if found is None or found[1] is not node.cpus:  # new, or an id reused
+            found = self._kubelet_groups[key] = (self._next_kubelet_group, node.cpus)
+            self._next_kubelet_group += 1
+        return found[0]
 
     @staticmethod
     def _node_free(node: NodeSnapshot, name: str) -> int:

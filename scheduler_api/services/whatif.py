@@ -33,6 +33,7 @@ class WhatIfQuestion:
     weights: dict[str, int] | None = None
     use_draft_policies: bool = False  # judge nodes as if their saved NodePolicies were applied
     capacity: bool = True  # False: do not count the copies each node could still take
+    scheduler_name: str | None = None  # the pod's schedulerName, overriding the manifest's
 
     @property
     def compares_schedulers(self) -> bool:
@@ -57,6 +58,7 @@ def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
         weights=dict(data["weights"]) if data.get("weights") else None,
         use_draft_policies=bool(data.get("use_draft_policies", False)),
         capacity=bool(data.get("capacity", True)),
+        scheduler_name=data.get("scheduler_name") or None,
     )
 
 
@@ -69,6 +71,7 @@ def whatif_check(question: WhatIfQuestion) -> None:
         scoring=question.scoring,
         weights=question.weights,
         capacity=question.capacity,
+        scheduler_name=question.scheduler_name,
     )
 
 
@@ -92,6 +95,7 @@ def whatif_answer(
             weights=question.weights,
             capacity=question.capacity,
             use_draft_policies=question.use_draft_policies,
+            scheduler_name=question.scheduler_name,
         )
     return run_whatif(
         cluster=cluster,
@@ -103,4 +107,5 @@ def whatif_answer(
         capacity=question.capacity,
         use_draft_policies=question.use_draft_policies,
         fragments=fragments,
+        scheduler_name=question.scheduler_name,
     )

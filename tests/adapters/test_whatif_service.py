@@ -62,14 +62,16 @@ def run_command(*args: str) -> dict:
 
 
 def check_shape(answer: dict, replicas: int) -> None:
-    assert set(answer) == {"scheduler", "scoring", "data_age_seconds", "nodes", "placements",
-                           "capacity"}  # fmt: skip
+    assert set(answer) == {"scheduler", "judged_by", "scoring", "data_age_seconds", "groups",
+                           "nodes", "placements", "capacity"}  # fmt: skip
     for node in answer["nodes"]:
         assert NODE_KEYS <= set(node)
         assert isinstance(node["fits"], bool) and isinstance(node["reasons"], list)
         assert node["cpuset"] is None or all(isinstance(c, int) for c in node["cpuset"])
-    assert [p["replica"] for p in answer["placements"]] == list(range(replicas))
+    for group in answer["groups"]:
+        assert [p["replica"] for p in group["placements"]] == list(range(replicas))
     assert answer["capacity"]["total"] == sum(answer["capacity"]["per_node"].values())
+    assert answer["capacity"]["total"] == sum(answer["capacity"]["per_system"].values())
 
 
 def test_offline_whatif_needs_no_database(dump, pod_file):
@@ -80,8 +82,11 @@ def test_offline_whatif_needs_no_database(dump, pod_file):
     fits = [n for n in answer["nodes"] if n["fits"]]
     misses = [n for n in answer["nodes"] if not n["fits"]]
     assert fits and misses and all(m["reasons"] for m in misses)
-    assert answer["nodes"].index(fits[0]) == 0  # ranked: fitting nodes first
-    assert answer["placements"][0]["node"] == answer["nodes"][0]["node"]
+    first = answer["groups"][0]
+    group_nodes = [n for n in answer["nodes"] if n["system"] == first["system"]]
+    assert answer["nodes"][0] == group_nodes[0]  # groups come whole, in order
+    assert group_nodes[0]["fits"]  # ranked within the group: fitting nodes first
+    assert first["placements"][0]["node"] == group_nodes[0]["node"] == first["best"]
 
 
 @pytest.mark.django_db

@@ -19,21 +19,29 @@ from .mixins import ClientFor
 
 pytestmark = pytest.mark.django_db
 WHATIF = "/api/v1/clusters/trio/whatif"
-RESULT_KEYS = {"scheduler", "scoring", "data_age_seconds", "nodes", "placements", "capacity"}
-VERDICT_KEYS = {"node", "fits", "score", "reasons", "numa_zones", "cpuset", "annotations"}
+RESULT_KEYS = {
+    "scheduler", "judged_by", "scoring", "data_age_seconds", "groups", "nodes", "placements",
+    "capacity",
+}  # fmt: skip
+VERDICT_KEYS = {
+    "node", "fits", "scheduler_fits", "admission", "score", "reasons", "numa_zones", "cpuset",
+    "annotations",
+}  # fmt: skip
+TOPO_AWARE = "topo-aware-scheduler"  # scheduler-plugins' own install name: a built-in profile
 
 
-def manifest(cpu: str = "2", memory: str = "1Gi") -> dict[str, Any]:
+def manifest(cpu: str = "2", memory: str = "1Gi", scheduler_name: str = "") -> dict[str, Any]:
     resources = {"cpu": cpu, "memory": memory}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "db", "resources": {"requests": resources, "limits": resources}}]
+    }
+    if scheduler_name:
+        spec["schedulerName"] = scheduler_name
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "db", "namespace": "prod"},
-        "spec": {
-            "containers": [
-                {"name": "db", "resources": {"requests": resources, "limits": resources}}
-            ]
-        },
+        "spec": spec,
     }
 
 
@@ -63,8 +71,33 @@ def test_it_answers_with_the_offline_commands_shape(operator: APIClient, trio: C
     body = response.json()
     assert RESULT_KEYS <= set(body)
     assert len(body["nodes"]) == 3 and VERDICT_KEYS <= set(body["nodes"][0])
-    assert len(body["placements"]) == 2
     assert same_answer(body, run_whatif(cluster=trio, pod=manifest(), replicas=2))
+
+
+def test_a_pod_no_profile_or_mark_places_is_placed_per_system_never_across(
+    operator: APIClient, trio: Cluster
+) -> None:
+    body = post(operator, {"pod": manifest(), "replicas": 2}).json()
+    assert body["judged_by"]["system"] == "auto" and body["judged_by"]["profile"] is None
+    assert body["placements"] == []  # nobody knows which system sees it
+    systems = [node["system"] for node in body["nodes"]]
+    assert systems == sorted(systems, key=[g["system"] for g in body["groups"]].index)
+    for group in body["groups"]:
+        assert [p["replica"] for p in group["placements"]] == [0, 1]
+        assert {p["system"] for p in group["placements"]} == {group["system"]}
+
+
+def test_the_pods_scheduler_name_picks_the_profile_that_judges_it(
+    operator: APIClient, trio: Cluster
+) -> None:
+    body = post(operator, {"pod": manifest(scheduler_name=TOPO_AWARE), "replicas": 2}).json()
+    assert body["judged_by"]["profile"] == TOPO_AWARE
+    assert body["judged_by"]["system"] == "scheduler-plugins"
+    assert {node["system"] for node in body["nodes"]} == {"scheduler-plugins"}
+    assert len(body["placements"]) == 2
+    # the what-if's own scheduler_name overrides the manifest's
+    other = post(operator, {"pod": manifest(), "scheduler_name": "koord-scheduler"}).json()
+    assert other["judged_by"]["system"] == "koordinator"
 
 
 def test_a_question_asked_again_is_answered_from_memory_alike(
@@ -85,7 +118,7 @@ def test_a_question_asked_again_is_answered_from_memory_alike(
 
 
 def test_a_pod_that_fits_nowhere_is_a_200_with_verdicts(operator: APIClient, trio: Cluster) -> None:
-    response = post(operator, {"pod": manifest(cpu="5000")})
+    response = post(operator, {"pod": manifest(cpu="5000", scheduler_name=TOPO_AWARE)})
     assert response.status_code == 200
     body = response.json()
     assert not any(node["fits"] for node in body["nodes"])
@@ -206,7 +239,7 @@ def test_comparing_schedulers_runs_in_the_background(
     whatif_task_run(task_id=WhatIfTask.objects.get().pk)
     done = operator.get(response["Location"]).json()
     assert done["result"] is None
-    assert set(done["comparison"]) == {"scheduler-plugins", "crane", "koordinator"}
+    assert set(done["comparison"]) == {"scheduler-plugins", "crane", "koordinator", "default"}
     assert done["comparison"]["crane"]["scheduler"] == "crane"
 
 
@@ -266,7 +299,8 @@ def test_a_background_question_keeps_capacity_false(
     operator: APIClient, trio: Cluster, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False):
-        response = post(operator, {"pod": manifest(), "replicas": 4, "capacity": False})
+        body = {"pod": manifest(scheduler_name=TOPO_AWARE), "replicas": 4, "capacity": False}
+        response = post(operator, body)
     assert response.status_code == 202, response.content
     whatif_task_run(task_id=WhatIfTask.objects.get().pk)
     done = operator.get(response["Location"]).json()
@@ -314,4 +348,5 @@ def test_a_comparison_keeps_capacity_false_for_every_scheduler(
         "scheduler-plugins": None,
         "crane": None,
         "koordinator": None,
+        "default": None,
     }

@@ -36,7 +36,6 @@ def fill_exclusive_pod(page, cpus: str = "16") -> None:
     container.get_by_label("CPU limit").fill(cpus)
     container.get_by_label("Memory request").fill("32Gi")
     container.get_by_label("Memory limit").fill("32Gi")
-    page.get_by_label("Crane CPU policy").select_option("exclusive")
     page.get_by_label("Koordinator QoS class").select_option("LSR")
     page.get_by_label("Koordinator CPU bind policy").select_option("FullPCPUs")
 
@@ -52,9 +51,13 @@ def test_a_what_if_ranks_the_nodes_and_highlights_the_cores_it_would_get(page, d
     wait_for_charts(page)
     assert_accessible(page)
 
+    # Koordinator's own QoS label: koord-scheduler judges it, on every node, and says so
+    assert "koordinator" in page.locator("#judged-by").inner_text()
     rows = page.locator(".whatif-table tbody tr")
     assert rows.count() == 8
     assert "✓ fits" in rows.first.inner_text()
+    systems = page.locator(".whatif-table tbody tr td:nth-child(4)").all_inner_texts()
+    assert {system.strip() for system in systems} == {"koordinator"}
     verdicts = [
         text.strip() for text in page.locator(".whatif-table tbody .verdict").all_inner_texts()
     ]
@@ -66,7 +69,7 @@ def test_a_what_if_ranks_the_nodes_and_highlights_the_cores_it_would_get(page, d
     stars = page.locator("#core-map .scatterlayer .point")
     assert stars.count() == 16  # one star per would-be-picked CPU, drawn by Plotly
     assert "would be picked (what-if)" in page.locator("#core-map .legend").text_content()
-    cpuset = page.locator("code.cpuset").inner_text()
+    cpuset = page.locator("#drawn-node code.cpuset").last.inner_text()
     assert cpuset and cpuset[0].isdigit()
 
     cell = page.evaluate(PICKED_CELL)
@@ -78,7 +81,7 @@ def test_a_what_if_ranks_the_nodes_and_highlights_the_cores_it_would_get(page, d
     page.get_by_role("link", name="Compare the schedulers for this pod").click()
     page.wait_for_url(re.compile(r".*/whatif/compare/\?.*c1-cpu_request=16.*"))
     headers = page.locator("table.compare thead th[scope=col]").all_inner_texts()
-    assert headers[1:] == ["scheduler-plugins", "crane", "koordinator"]
+    assert headers[1:] == ["scheduler-plugins", "crane", "koordinator", "default"]
     assert page.get_by_role("rowheader", name="Nodes that fit").count() == 1
     assert_accessible(page)
     screenshot(page, "whatif-compare")
@@ -114,7 +117,27 @@ def test_the_form_and_the_table_work_without_javascript(
         assert page.locator("#core-map").count() == 1  # the chart's place; drawing needs JS
         page.get_by_role("button", name="Compare schedulers").click()
         page.wait_for_url(re.compile(r".*/whatif/compare/\?.*"))
-        assert page.locator("table.compare thead th[scope=col]").count() == 4
+        assert page.locator("table.compare thead th[scope=col]").count() == 5
         screenshot(page, "whatif-compare-nojs")
     finally:
         context.close()
+
+
+def test_a_node_the_kubelet_would_reject_reads_bound_then_rejected(page, demo):
+    """Issue 27: 2 + 1 whole CPUs under scheduler-plugins on a full-pcpus-only node read
+    "✓ fits" while its own reason said the kubelet would refuse it."""
+    query = (
+        "c1-name=a&c1-cpu_request=2&c1-cpu_limit=2&c1-memory_request=1Gi&c1-memory_limit=1Gi"
+        "&c2-name=b&c2-cpu_request=1&c2-cpu_limit=1&c2-memory_request=1Gi&c2-memory_limit=1Gi"
+        "&replicas=3&scheduler=scheduler-plugins"
+    )
+    page.goto(f"/c/{demo}/whatif/?{query}")
+    row = page.locator(".whatif-table tbody tr", has_text="small-02")
+    verdict = row.locator("td").nth(1).inner_text()
+    assert "bound, then rejected by the kubelet" in verdict and "SMT Alignment Error" in verdict
+    assert "✓ fits" not in verdict
+    placed = page.locator("table.placements tbody").inner_text()
+    assert "small-02" not in placed
+    stats = page.locator("dl.stats").inner_text()
+    assert "Bound, then rejected by the kubelet" in stats
+    screenshot(page, "whatif-kubelet-rejects")

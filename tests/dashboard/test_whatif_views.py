@@ -32,8 +32,9 @@ from topology.services.whatif_manifest import compact_pod_manifest
 pytestmark = pytest.mark.django_db
 
 # session, user and their permissions (2), cluster; the snapshot (8) and its data age;
-# the drawn nodes (1) and their CPU state (2); the switcher and the data age.
-WHATIF_QUERIES = 19
+# the cluster's scheduler configurations (1); the drawn nodes (1) and their CPU state (2);
+# the switcher and the data age.
+WHATIF_QUERIES = 20
 KOORD_POLICY_LABEL = "node.koordinator.sh/numa-topology-policy"
 GUARANTEED_16 = {
     "c1-name": "db",
@@ -81,9 +82,16 @@ def table_rows(body: str) -> list[tuple[str, str]]:
     """(node, verdict text) of each row of the rendered ranking table, in order."""
     table = body.split('class="nodes whatif-table"', 1)[1].split("</table>", 1)[0]
     node = r'<th scope="row"><a href="[^"]+">([^<]+)</a></th>'
-    verdict = r'<td><span class="verdict \w+">([^<]+)</span>'
+    verdict = r'<td>\s*<span class="verdict \w+">([^<]+)</span>'
     rows = re.findall(node + r"\s*" + verdict, table)
     return rows
+
+
+def system_runs(systems: list[str]) -> list[str]:
+    """The systems in the order their rows come, each once: rows of one system together."""
+    runs = [system for i, system in enumerate(systems) if i == 0 or systems[i - 1] != system]
+    assert len(runs) == len(set(runs)), f"a system's rows are split: {systems}"
+    return runs
 
 
 def embedded_figure(body: str, key: str) -> dict:
@@ -115,8 +123,12 @@ def test_a_submitted_pod_gets_its_ranked_table_rendered_without_javascript(staff
     answer = run_whatif(cluster=small, pod=the_manifest())
     rows = table_rows(response.content.decode())
     assert [node for node, _ in rows] == [n["node"] for n in answer["nodes"]]
+    system_runs([n["system"] for n in answer["nodes"]])  # each system's nodes together
+    for system in {n["system"] for n in answer["nodes"]}:  # fitting nodes first in each
+        pairs = zip(rows, answer["nodes"], strict=True)
+        verdicts = [v for (_, v), n in pairs if n["system"] == system]
+        assert verdicts == sorted(verdicts, key=lambda v: v != "✓ fits")
     verdicts = [verdict for _, verdict in rows]
-    assert verdicts == sorted(verdicts, key=lambda v: v != "✓ fits")  # fitting nodes first
     assert "✗ does not fit" in verdicts and "✓ fits" in verdicts
     result = response.context["result"]
     assert result.fit_count == sum(n["fits"] for n in answer["nodes"])
@@ -156,8 +168,12 @@ def test_the_inputs_round_trip_through_the_url(staff_client, small):
     assert [r.node for r in again.page.object_list] == [
         r.node for r in response.context["result"].page.object_list
     ]
-    assert response.context["result"].question.pod == the_manifest(koordinator_qos_class="LSR")
-    assert response.context["result"].placed == 2
+    result = response.context["result"]
+    assert result.question.pod == the_manifest(koordinator_qos_class="LSR")
+    # the pod carries Koordinator's QoS label: koord-scheduler judges it, on every node
+    assert result.judged_by["system"] == "koordinator"
+    assert {r.system for r in result.page.object_list} == {"koordinator"}
+    assert result.placed == min(2, result.capacity_total)
 
 
 @pytest.mark.parametrize(
@@ -193,29 +209,34 @@ def test_the_best_node_without_a_cpu_layout_shows_its_zones_and_why(staff_client
     assert "✓ would use this zone" in body
 
 
-def test_the_cores_it_would_get_are_highlighted_in_the_core_map(staff_client, small):
+def test_an_lsr_pod_is_koordinators_and_its_best_node_shows_its_cpuset(staff_client, small):
+    """Issue 27: a Koordinator LSR pod under auto was ranked on Crane nodes first (score
+    100, "cpuset: not decided") and its replicas placed there."""
     knobs = {"koordinator_qos_class": "LSR", "koordinator_cpu_bind_policy": "FullPCPUs"}
     query = {**GUARANTEED_16, "c1-cpu_request": "8", "c1-cpu_limit": "8", **knobs}
-    response = staff_client.get(url(**query))
+    response = staff_client.get(url(replicas="2", **query))
     result = response.context["result"]
-    assert result.best.row.node == "worker-02" and not result.best.state.has_detail  # Crane
-    cores = result.cores
-    assert cores.row.node == "worker-06" and cores.state.has_detail  # best with a CPU layout
-    assert cores.row.cpuset is None  # outside the few nodes the answer allocates in detail
-    pod = result.question.pod
-    expected = (
-        evaluate(mirror_snapshot(small), pod_from_manifest(pod), detailed=99)
-        .verdict("worker-06")
-        .cpuset
+    assert result.judged_by["system"] == "koordinator"
+    assert {row.system for row in result.page.object_list} == {"koordinator"}
+    best = result.best
+    assert best.row.node == "worker-06" and best.state.has_detail
+    assert result.cores is best
+    pod = pod_from_manifest(result.question.pod)
+    expected = evaluate(mirror_snapshot(small), pod, scheduler="koordinator").verdict("worker-06")
+    assert best.row.cpuset == expected.cpuset and len(expected.cpuset) == 8
+    assert best.highlight == expected.cpuset
+    assert [p.node for p in result.placements if p.node] and all(
+        p.node in {row.node for row in result.page.object_list if row.fits}
+        for p in result.placements
+        if p.node
     )
-    assert expected and cores.highlight == expected and len(expected) == 8
     body = response.content.decode()
     figure = embedded_figure(body, "core-map")
-    assert figure["layout"]["meta"]["highlighted"] == sorted(expected)
+    assert figure["layout"]["meta"]["highlighted"] == sorted(expected.cpuset)
     assert figure["layout"]["meta"]["node"] == "worker-06"
     assert [trace["name"] for trace in figure["data"]] == ["CPUs", "would be picked (what-if)"]
-    assert "publishes no per-CPU layout; worker-06 (rank" in body
-    assert f'CPUs it would get on worker-06: <code class="cpuset">{cores.highlight_text}' in body
+    assert f'CPUs it would get on worker-06: <code class="cpuset">{best.highlight_text}' in body
+    assert "not computed" not in body and "Judged by:" in body
 
 
 def test_the_kubelets_pinning_is_drawn_for_nodes_scheduler_plugins_judges(staff_client, small):
@@ -250,8 +271,9 @@ def test_a_pod_that_fits_nowhere_is_an_answer_with_every_reason(staff_client, sm
 
 def test_long_rankings_are_paged_with_fitting_nodes_first(staff_client, small, monkeypatch):
     monkeypatch.setattr(page_service, "PAGE_SIZE", 3)
-    first = staff_client.get(url(**GUARANTEED_16))
-    second = staff_client.get(url(page="3", **GUARANTEED_16))
+    query = {"scheduler": "scheduler-plugins", **GUARANTEED_16}  # one system: one ranking
+    first = staff_client.get(url(**query))
+    second = staff_client.get(url(page="3", **query))
     assert [row.rank for row in first.context["result"].page.object_list] == [1, 2, 3]
     assert [row.rank for row in second.context["result"].page.object_list] == [7, 8]
     assert all(row.fits for row in first.context["result"].page.object_list)
@@ -310,6 +332,7 @@ def test_the_compare_view_puts_each_scheduler_side_by_side(
             "scheduler-plugins",
             "crane",
             "koordinator",
+            "default",
         ]
     )
     for column in result.columns:

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from scheduler_api.engine.results import ReasonCheck
-from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot, ResourceAmounts
+from scheduler_api.engine.snapshot import (
+    AllocationSource,
+    ClusterSnapshot,
+    NodeSnapshot,
+    PodAllocation,
+    ResourceAmounts,
+    TopologyManagerPolicy,
+    TopologyManagerScope,
+)
 from scheduler_api.engine.whatif import evaluate, place
-from scheduler_api.engine.whatif_admission import NO_CPU_LAYOUT, NO_EXCLUSIVE_CPUS
+from scheduler_api.engine.whatif_admission import (
+    NO_CPU_LAYOUT,
+    NO_EXCLUSIVE_CPUS,
+    kubelet_admission,
+    pinned_admission,
+)
 from tests.engine.data_nrt_builders import guaranteed, requests_only
 from tests.engine.data_nrt_builders import pod as burstable_pod
 from tests.engine.test_koordinator import koord_node
@@ -122,3 +138,40 @@ def test_the_default_scheduler_binds_past_the_node_filters_and_the_kubelet_decid
     assert smt.scheduler_fits and not smt.fits
     assert ok.fits and ok.score is None and ok.cpuset is not None and len(ok.cpuset) == 9
     assert [p.node for p in result.placements] == ["ok"]
+
+
+POLICIES = [TopologyManagerPolicy.SINGLE_NUMA_NODE, TopologyManagerPolicy.RESTRICTED,
+            TopologyManagerPolicy.BEST_EFFORT, TopologyManagerPolicy.NONE]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    variants=st.lists(
+        st.tuples(
+            st.booleans(),  # full-pcpus-only
+            st.frozensets(st.integers(0, 31), max_size=12),  # CPUs the kubelet pinned
+            st.frozensets(st.integers(0, 3), max_size=2),  # reserved CPUs
+            st.sampled_from(POLICIES),
+            st.sampled_from(list(TopologyManagerScope)),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    cpus=st.lists(st.integers(1, 12), min_size=1, max_size=3),
+)
+def test_remembered_admissions_equal_the_reference(variants, cpus) -> None:
+    """Nodes sharing one CPU table, varied in what the kubelet reads: the remembered
+    answer (keyed by `kubelet_node_key`) is always the reference's for that node."""
+    base = kubelet_node("n")
+    pod = guaranteed({"cpu": str(cpus[0]), "memory": "1Gi"}, count=len(cpus))
+    for full, pinned, reserved, policy, scope in variants:
+        held = PodAllocation("ns", "held", "held", AllocationSource.KUBELET, cpuset=pinned)
+        node = replace(
+            base,
+            cpu_manager_options={"full-pcpus-only": "true"} if full else {},
+            allocations=(held,) if pinned else (),
+            kubelet_reserved_cpus=reserved,
+            tm_policy=policy,
+            tm_scope=scope,
+        )
+        assert kubelet_admission(node, pod) == pinned_admission(node, pod)

@@ -67,7 +67,7 @@ def test_draft_policies_are_never_kept(cache_on, small, engine_runs):
 def test_a_scheduler_comparison_shares_the_answers(cache_on, small, engine_runs):
     compared = compare_schedulers(cluster=small, pod=WEB_POD, replicas=1)
     alone = run_whatif(cluster=small, pod=WEB_POD, replicas=1, scheduler="crane")
-    assert len(engine_runs) == 3
+    assert len(engine_runs) == 4  # one per system compared; the crane answer is shared
     assert alone["nodes"] == compared["crane"]["nodes"]
 
 

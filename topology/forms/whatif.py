@@ -27,6 +27,7 @@ from topology.parsers.errors import FieldError
 from topology.parsers.quantity import to_base_units
 from topology.selectors.types import is_device
 from topology.services.whatif import (
+    SCHEDULER_NAME_PATTERN,
     SCHEDULERS,
     SCORING_STRATEGIES,
     WhatIfInputError,
@@ -44,7 +45,11 @@ QUALIFIED_NAME = re.compile(
     r"/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
 CONTAINER_ERROR = re.compile(r"^pod\.spec\.containers\[(\d+)\]")
-OPTION_FIELDS = ("replicas", "scheduler", "scoring", "weights")
+OPTION_FIELDS = ("replicas", "scheduler", "scoring", "weights", "scheduler_name")
+SCHEDULER_LABELS = {
+    "auto": "auto: the pod's profile, else its marks, else each node's own",
+    "default": "default: kube-scheduler, no topology plugin",
+}
 
 
 def _choices(values: Any) -> list[tuple[str, str]]:
@@ -211,10 +216,21 @@ class WhatIfForm(forms.Form):
         help_text="placed one after another; 0: verdicts only",
         widget=forms.NumberInput(attrs={"size": 5}),
     )
+    scheduler_name = forms.RegexField(
+        SCHEDULER_NAME_PATTERN,
+        required=False,
+        max_length=253,
+        label="schedulerName",
+        help_text="picks the cluster's scheduler profile (blank: the manifest's, else "
+        "default-scheduler)",
+        error_messages={"invalid": "a schedulerName: lower-case letters, digits, '-' and '.'"},
+        widget=forms.TextInput(attrs={"placeholder": "default-scheduler", "size": 18}),
+    )
     scheduler = forms.ChoiceField(
         required=False,
-        choices=[(s, "auto: each node's own" if s == "auto" else s) for s in SCHEDULERS],
-        label="Scheduler",
+        choices=[(s, SCHEDULER_LABELS.get(s, s)) for s in SCHEDULERS],
+        label="Judging system",
+        help_text="anything but auto overrides the profile's system",
     )
     scoring = forms.ChoiceField(
         required=False,
@@ -371,6 +387,7 @@ class WhatIfForms:
             pod=manifest,
             replicas=data["replicas"],
             scheduler=data["scheduler"],
+            scheduler_name=data.get("scheduler_name") or None,
             scoring=data.get("scoring") or None,
             weights=data.get("weights"),
             from_manifest=data.get("manifest") is not None,

@@ -25,6 +25,7 @@ from topology.models.mirror import (
     decode_cpus,
     encode_cpus,
 )
+from topology.models.scheduling import SchedulerConfiguration
 from topology.models.sync import ClusterConnection, SyncError, SyncLease, SyncState
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "ReferencePod",
     "Reservation",
     "ResctrlSetting",
+    "SchedulerConfiguration",
     "SyncError",
     "SyncLease",
     "SyncState",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,9 +18,16 @@ import orjson
 from django.utils import timezone
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
+from scheduler_api.engine.profiles import (
+    DEFAULT_SCHEDULER_NAME,
+    Judge,
+    SchedulerProfile,
+    resolve_judge,
+)
 from scheduler_api.engine.results import reason_text
 from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
 from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
+from scheduler_api.engine.whatif_admission import Admission
 from topology.adapters import pod_spec_of
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
@@ -27,6 +35,7 @@ from topology.parsers import ObjectParseError
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
 from topology.services.answer_cache import remembered_answer
+from topology.services.scheduler_profiles import cluster_profiles, profiles_json
 from topology.services.snapshot_cache import cached_cluster_snapshot
 from topology.services.whatif_encoding import encoded_shared
 
@@ -35,6 +44,7 @@ SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
 DEFAULT_SCORING = ScoringStrategy.LEAST_ALLOCATED.value
 MAX_REPLICAS = 10_000
 DEFAULT_POD_NAME = "whatif-pod"
+SCHEDULER_NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 class WhatIfInputError(ValueError):
@@ -79,11 +89,33 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
     return pod_spec_of(record, obj)
 
 
+def pod_scheduler_name(manifest: Any, override: str | None = None) -> str:
+    """The schedulerName that picks the pod's profile: `override` (the what-if's own
+    `scheduler_name`), else the manifest's spec.schedulerName, else the default."""
+    if override:
+        return override
+    spec = manifest.get("spec") if isinstance(manifest, dict) else None
+    name = spec.get("schedulerName") if isinstance(spec, dict) else None
+    return name if isinstance(name, str) and name else DEFAULT_SCHEDULER_NAME
+
+
 def check_options(
-    *, replicas: Any, scheduler: Any, scoring: Any, weights: Any, capacity: Any = True
+    *,
+    replicas: Any,
+    scheduler: Any,
+    scoring: Any,
+    weights: Any,
+    capacity: Any = True,
+    scheduler_name: Any = None,
 ) -> dict[str, list[str]]:
     """Field errors of the non-pod inputs (empty when they are all fine)."""
     errors: dict[str, list[str]] = {}
+    if scheduler_name not in (None, "") and (
+        not isinstance(scheduler_name, str) or not SCHEDULER_NAME_PATTERN.fullmatch(scheduler_name)
+    ):
+        errors["scheduler_name"] = [
+            "must be a schedulerName: lower-case letters, digits, '-' and '.', at most 253"
+        ]
     if not isinstance(capacity, bool):
         errors["capacity"] = ["must be true or false"]
     if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas:
@@ -106,11 +138,23 @@ def check_options(
 
 
 def validated_pod(
-    pod: Any, *, replicas: Any, scheduler: Any, scoring: Any, weights: Any, capacity: Any = True
+    pod: Any,
+    *,
+    replicas: Any,
+    scheduler: Any,
+    scoring: Any,
+    weights: Any,
+    capacity: Any = True,
+    scheduler_name: Any = None,
 ) -> PodSpec:
     """The pod as the engine sees it, or WhatIfInputError with every field at fault."""
     errors = check_options(
-        replicas=replicas, scheduler=scheduler, scoring=scoring, weights=weights, capacity=capacity
+        replicas=replicas,
+        scheduler=scheduler,
+        scoring=scoring,
+        weights=weights,
+        capacity=capacity,
+        scheduler_name=scheduler_name,
     )
     spec = None
     try:
@@ -133,11 +177,25 @@ def parse_weights(text: str) -> dict[str, int]:
     return weights
 
 
+def admission_json(admission: Admission | None) -> dict[str, Any] | None:
+    if admission is None:
+        return None
+    return {
+        "admitted": admission.admitted,
+        "reason": admission.reason,
+        "checked": admission.checked,
+    }
+
+
 def node_json(verdict: NodeVerdict) -> dict[str, Any]:
+    """One node's verdict. `fits` is both stages: the scheduler binds (`scheduler_fits`)
+    and the kubelet admits (`admission`, null where the scheduler refuses)."""
     return {
         "node": verdict.node,
         "fits": verdict.fits,
         "score": verdict.score,
+        "scheduler_fits": verdict.scheduler_fits,
+        "admission": admission_json(verdict.admission),
         "reasons": [reason_text(r) for r in verdict.reasons],
         "numa_zones": list(verdict.numa_zones),
         "cpuset": sorted(verdict.cpuset) if verdict.cpuset is not None else None,
@@ -147,14 +205,89 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
     }
 
 
-def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any]:
+def judged_by_json(result: WhatIfResult, judge: Judge, scheduler_name: str) -> dict[str, Any]:
+    """Which scheduler profile, system and plugin arguments produced the answer."""
+    profile = judge.profile
+    arguments = {
+        system.value: SchedulerProfile(
+            scheduler_name, system, nrt=result.configs.nrt, koordinator=result.configs.koordinator
+        ).arguments()
+        for system in result.systems
+    }
+    return {
+        "system": judge.system.value,
+        "scheduler_name": scheduler_name,
+        "profile": profile.scheduler_name if profile else None,
+        "profile_source": profile.source if profile else None,
+        "how": judge.how,
+        "arguments": arguments,
+    }
+
+
+def groups_json(result: WhatIfResult) -> list[dict[str, Any]]:
+    """Per system: its nodes' own ranking's best, how many fit, how many the kubelet
+    rejects, and where the replicas go if the pod is sent to that system."""
+    groups = []
+    for system in result.systems:
+        best = result.best_of(system)
+        groups.append(
+            {
+                "system": system.value,
+                "fits": result.fit_count_of(system),
+                "rejected_by_kubelet": result.rejected_count_of(system),
+                "best": best.node if best is not None else None,
+                "placements": placements_json(result, system),
+            }
+        )
+    return groups
+
+
+def placements_json(result: WhatIfResult, system: Scheduler | None) -> list[dict[str, Any]]:
+    """Where each replica goes among `system`'s nodes (None: the one judging system's)."""
+    return [
+        {
+            "replica": p.replica,
+            "node": p.node,
+            "numa_zones": list(p.numa_zones),
+            "cpuset": sorted(p.cpuset) if p.cpuset is not None else None,
+            "system": p.system.value if p.system is not None else None,
+        }
+        for p in result.placements
+        if system is None or p.system is system
+    ]
+
+
+def top_placements_json(result: WhatIfResult) -> list[dict[str, Any]]:
+    """The replicas' nodes when one system judges the pod; under `auto` (no profile and
+    no marks say who sees the pod) none: each group's are in `groups`."""
+    if result.scheduler is Scheduler.AUTO and len(result.systems) > 1:
+        return []
+    return placements_json(result, None)
+
+
+def capacity_json(result: WhatIfResult) -> dict[str, Any] | None:
+    """`null` when not counted (`place(capacity=False)`): never a zero that would read as
+    "nothing more fits". Only nodes that pass both stages count."""
+    capacity = result.capacity
+    if capacity is None:
+        return None
+    per_system: dict[str, int] = {system.value: 0 for system in result.systems}
+    for verdict_system, count in result.capacity_by_system().items():
+        per_system[verdict_system.value] = count
+    return {"total": capacity.total, "per_node": dict(capacity.per_node), "per_system": per_system}
+
+
+def result_json(
+    result: WhatIfResult,
+    *,
+    encoded: bool = False,
+    judge: Judge | None = None,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+) -> dict[str, Any]:
     """The engine's answer in the documented JSON shape (plus `system`/`notes` per node).
 
-    `capacity` is null when it was not counted (`place(capacity=False)`): never a zero
-    that would read as "nothing more fits".
-
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
-    capacity = result.capacity
+    judge = judge or Judge(result.scheduler, None, f"the {result.scheduler.value} system, as asked")
     nodes: Any = (
         orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json))
         if encoded
@@ -162,23 +295,13 @@ def result_json(result: WhatIfResult, *, encoded: bool = False) -> dict[str, Any
     )
     return {
         "scheduler": result.scheduler.value,
-        "scoring": result.scoring.value if result.scoring else DEFAULT_SCORING,
+        "judged_by": judged_by_json(result, judge, scheduler_name),
+        "scoring": result.configs.nrt.scoring_strategy.value,
         "data_age_seconds": result.data_age_seconds,
+        "groups": groups_json(result),
         "nodes": nodes,
-        "placements": [
-            {
-                "replica": p.replica,
-                "node": p.node,
-                "numa_zones": list(p.numa_zones),
-                "cpuset": sorted(p.cpuset) if p.cpuset is not None else None,
-            }
-            for p in result.placements
-        ],
-        "capacity": (
-            {"total": capacity.total, "per_node": dict(capacity.per_node)}
-            if capacity is not None
-            else None
-        ),
+        "placements": top_placements_json(result),
+        "capacity": capacity_json(result),
     }
 
 
@@ -192,24 +315,33 @@ def run_on_snapshot(
     weights: dict[str, int] | None = None,
     capacity: bool = True,
     encoded: bool = False,
+    scheduler_name: str | None = None,
+    profiles: tuple[SchedulerProfile, ...] = (),
 ) -> dict[str, Any]:
     """Validate everything first, then run `place` (which also answers `evaluate`).
 
-    `capacity=False` skips counting how many copies each node could still take (on a
-    large cluster most of the engine's time for a pod that binds cpus): the answer's
-    `capacity` is then null. `encoded`: see `result_json`."""
+    The pod's schedulerName (`scheduler_name` overrides the manifest's) picks its profile
+    among `profiles` (and the built-in ones); `scheduler` other than auto overrides the
+    profile's system. `capacity=False` skips counting how many copies each node could
+    still take (on a large cluster most of the engine's time for a pod that binds cpus):
+    the answer's `capacity` is then null. `encoded`: see `result_json`."""
     options = {"scheduler": scheduler, "scoring": scoring, "weights": weights}
-    spec = validated_pod(pod, replicas=replicas, capacity=capacity, **options)
+    spec = validated_pod(
+        pod, replicas=replicas, capacity=capacity, scheduler_name=scheduler_name, **options
+    )
+    name = pod_scheduler_name(pod, scheduler_name)
+    judge = resolve_judge(spec, name, profiles, Scheduler(scheduler))
     result = place(
         snapshot,
         spec,
         replicas,
-        scheduler=scheduler,
+        scheduler=judge.system.value,
         scoring=scoring or None,
         weights=weights,
         capacity=capacity,
+        profile=judge.profile,
     )
-    return result_json(result, encoded=encoded)
+    return result_json(result, encoded=encoded, judge=judge, scheduler_name=name)
 
 
 def run_whatif(
@@ -223,10 +355,12 @@ def run_whatif(
     capacity: bool = True,
     use_draft_policies: bool = False,
     fragments: bool = False,
+    scheduler_name: str | None = None,
 ) -> dict[str, Any]:
     """What-if against a cluster's mirror; reads only, never writes.
 
     `use_draft_policies`: judge the nodes as if their saved NodePolicies were applied.
+    The cluster's scheduler profiles decide who judges the pod (`run_on_snapshot`).
     A question asked before on the same mirror version is answered from memory; with
     `fragments` its large parts may come encoded (`answer_cache`), for orjson to render.
     """
@@ -240,6 +374,8 @@ def run_whatif(
         weights=weights,
         capacity=capacity,
         fragments=fragments,
+        scheduler_name=scheduler_name,
+        profiles=cluster_profiles(cluster),
     )
 
 
@@ -253,21 +389,25 @@ def answer_on_snapshot(
     weights: Any = None,
     capacity: Any = True,
     fragments: bool = False,
+    scheduler_name: Any = None,
+    profiles: tuple[SchedulerProfile, ...] = (),
 ) -> dict[str, Any]:
     """`run_on_snapshot`, remembered per mirror version (`answer_cache`): the same
     question on the same mirror is worked out once (per cluster, with a shared cache).
-    Whether capacity is counted is part of the question."""
+    Whether capacity is counted, and the scheduler profiles, are part of the question."""
     options = {
         "replicas": replicas,
         "scheduler": scheduler,
         "scoring": scoring,
         "weights": weights,
         "capacity": capacity,
+        "scheduler_name": scheduler_name,
     }
+    question = {"pod": pod, **options, "profiles": profiles_json(profiles)}
     return remembered_answer(
         snapshot,
-        {"pod": pod, **options},
-        lambda: run_on_snapshot(snapshot, pod, **options, encoded=True),
+        question,
+        lambda: run_on_snapshot(snapshot, pod, **options, profiles=profiles, encoded=True),
         fragments=fragments,
     )
 
@@ -277,8 +417,9 @@ def compare_schedulers(
 ) -> dict[str, Any]:
     """The same pod under each scheduler, side by side, on one snapshot."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=use_draft_policies)
+    profiles = cluster_profiles(cluster)
     return {
-        system: answer_on_snapshot(snapshot, pod, scheduler=system, **options)
+        system: answer_on_snapshot(snapshot, pod, scheduler=system, profiles=profiles, **options)
         for system in SCHEDULERS
         if system != Scheduler.AUTO
     }

@@ -39,6 +39,8 @@ def _tail_key(verdict: NodeVerdict) -> tuple[Any, ...]:
         annotations,
         verdict.system,
         verdict.notes,
+        verdict.scheduler_fits,
+        verdict.admission,
     )
 
 

@@ -22,12 +22,19 @@ from urllib.parse import urlencode
 import yaml
 from django.core.paginator import Page, Paginator
 
+from scheduler_api.engine.profiles import SchedulerProfile, resolve_judge
 from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot, PodSpec, QoSClass
-from scheduler_api.engine.whatif import evaluate
+from scheduler_api.engine.whatif import Scheduler, evaluate
 from topology.models import Cluster, Node
 from topology.parsers.cpulist import format_cpulist
 from topology.services.cpu_state import NodeCPUState, node_cpu_state
-from topology.services.whatif import answer_on_snapshot, mirror_snapshot, pod_from_manifest
+from topology.services.scheduler_profiles import cluster_profiles
+from topology.services.whatif import (
+    answer_on_snapshot,
+    mirror_snapshot,
+    pod_from_manifest,
+    pod_scheduler_name,
+)
 
 PAGE_SIZE = 100
 TOP_REASONS = 5
@@ -44,17 +51,23 @@ class PageQuestion:
     weights: dict[str, int] | None = None
     from_manifest: bool = False
     use_draft_policies: bool = False
+    scheduler_name: str | None = None
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of answer_on_snapshot / compare_schedulers, scheduler aside."""
-        return {"replicas": self.replicas, "scoring": self.scoring, "weights": self.weights}
+        return {
+            "replicas": self.replicas,
+            "scoring": self.scoring,
+            "weights": self.weights,
+            "scheduler_name": self.scheduler_name,
+        }
 
 
 @dataclass(frozen=True)
 class VerdictRow:
     """One node of the ranking, as the table shows it."""
 
-    rank: int
+    rank: int  # within the rows of its system: ranks of different systems never mix
     node: str
     system: str
     fits: bool
@@ -65,10 +78,27 @@ class VerdictRow:
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
     has_cpu_layout: bool = False
+    scheduler_fits: bool = False
+    admission: Mapping[str, Any] | None = None
+    zones_from_cpuset: bool = False  # the scheduler chose no zone: the pinned CPUs' zones
+
+    @property
+    def rejected_by_kubelet(self) -> bool:
+        return self.scheduler_fits and not self.fits
 
     @property
     def verdict(self) -> str:
-        return "fits" if self.fits else "does not fit"
+        if self.fits:
+            return "fits"
+        if self.rejected_by_kubelet and self.admission:
+            return f"bound, then rejected by the kubelet: {self.admission['reason']}"
+        return "does not fit"
+
+    @property
+    def admission_unchecked(self) -> str:
+        """Why the kubelet's admission could not be checked ("" when it was)."""
+        admission = self.admission
+        return str(admission["reason"]) if admission and not admission["checked"] else ""
 
     @property
     def cpuset_text(self) -> str:
@@ -76,7 +106,7 @@ class VerdictRow:
 
     @property
     def zones_text(self) -> str:
-        return ", ".join(str(z) for z in self.zones)
+        return zones_text(self.zones)
 
 
 @dataclass(frozen=True)
@@ -126,6 +156,29 @@ class PlacementRow:
 
 
 @dataclass(frozen=True)
+class SystemGroup:
+    """One system's own ranking: its best node, counts, and its replicas' nodes."""
+
+    system: str
+    fits: int
+    rejected_by_kubelet: int
+    best: str | None
+    placements: list[PlacementRow]
+
+
+def zones_text(zones: Sequence[int]) -> str:
+    """NUMA zone ids for a person: "zone 1", "zones 0–1", "zones 0, 2"; "" for none."""
+    ordered = sorted(set(zones))
+    if not ordered:
+        return ""
+    if len(ordered) == 1:
+        return f"zone {ordered[0]}"
+    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"zones {ordered[0]}–{ordered[-1]}"
+    return "zones " + ", ".join(str(z) for z in ordered)
+
+
+@dataclass(frozen=True)
 class WhatIfPage:
     question: PageQuestion
     qos_class: str
@@ -143,6 +196,14 @@ class WhatIfPage:
     placements: list[PlacementRow]
     manifest_yaml: str
     notices: list[str] = field(default_factory=list)
+    judged_by: Mapping[str, Any] = field(default_factory=dict)
+    groups: list[SystemGroup] = field(default_factory=list)
+    rejected_count: int = 0
+
+    @property
+    def per_system(self) -> bool:
+        """No profile or mark says which system sees the pod: each system's answer apart."""
+        return self.judged_by.get("system") == Scheduler.AUTO.value and len(self.groups) > 1
 
     @property
     def reserve_query(self) -> str:
@@ -169,9 +230,14 @@ def whatif_page(
 ) -> WhatIfPage:
     """Run `question` on the cluster's mirror; WhatIfInputError when it cannot run."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=question.use_draft_policies)
+    profiles = cluster_profiles(cluster)
     # remembered: paging through the ranking asks the same question again
     answer = answer_on_snapshot(
-        snapshot, question.pod, scheduler=question.scheduler, **question.options()
+        snapshot,
+        question.pod,
+        scheduler=question.scheduler,
+        profiles=profiles,
+        **question.options(),
     )
     spec = pod_from_manifest(question.pod)
     ranking = Ranking(answer, snapshot)
@@ -179,7 +245,8 @@ def whatif_page(
     if cores and cores not in ranking.index:
         notices.append(f"No node named {cores!r} in this cluster: showing the best node's cores.")
         cores = None
-    best, focus = _focus_nodes(cluster, ranking, snapshot, spec, question, cores)
+    best, focus = _focus_nodes(cluster, ranking, snapshot, spec, question, cores, profiles)
+    groups = system_groups(answer["groups"])
     return WhatIfPage(
         question=question,
         qos_class=spec.qos_class.value,
@@ -197,7 +264,23 @@ def whatif_page(
         placements=placement_rows(answer["placements"]),
         manifest_yaml=yaml.safe_dump(question.pod, sort_keys=False),
         notices=notices,
+        judged_by=answer["judged_by"],
+        groups=groups,
+        rejected_count=sum(group.rejected_by_kubelet for group in groups),
     )
+
+
+def system_groups(groups: Iterable[Mapping[str, Any]]) -> list[SystemGroup]:
+    return [
+        SystemGroup(
+            system=group["system"],
+            fits=group["fits"],
+            rejected_by_kubelet=group["rejected_by_kubelet"],
+            best=group["best"],
+            placements=placement_rows(group["placements"]),
+        )
+        for group in groups
+    ]
 
 
 class Ranking:
@@ -208,6 +291,10 @@ class Ranking:
         self.copies: Mapping[str, int] = answer["capacity"]["per_node"]
         self.index = {verdict["node"]: rank for rank, verdict in enumerate(self.nodes)}
         self.snapshots = {n.name: n for n in snapshot.nodes} if snapshot is not None else {}
+        # each system's rows come together: a row's rank counts from its system's first
+        self.group_start: dict[str, int] = {}
+        for position, verdict in enumerate(self.nodes):
+            self.group_start.setdefault(verdict["system"], position)
 
     def row(self, name: str) -> VerdictRow:
         return self._row(self.index[name])
@@ -225,10 +312,20 @@ class Ranking:
         node = self.snapshots.get(name)
         return bool(node and node.cpus)
 
-    def best_with_layout(self) -> str | None:
-        """The best-ranked fitting node that publishes its CPUs (koordlet's cpu-topology)."""
+    def best(self) -> str | None:
+        """The first group's best node (the judging system's, when one system judges)."""
         for verdict in self.nodes:
-            if not verdict["fits"]:
+            if verdict["fits"]:
+                return str(verdict["node"])
+            if verdict["system"] != self.nodes[0]["system"]:
+                return None
+        return None
+
+    def best_with_layout(self) -> str | None:
+        """The best-ranked fitting node of the first group that publishes its CPUs
+        (koordlet's cpu-topology)."""
+        for verdict in self.nodes:
+            if not verdict["fits"] or verdict["system"] != self.nodes[0]["system"]:
                 return None
             if self.has_cpu_layout(verdict["node"]):
                 return str(verdict["node"])
@@ -237,20 +334,33 @@ class Ranking:
     def _row(self, position: int) -> VerdictRow:
         verdict = self.nodes[position]
         name = verdict["node"]
-        cpuset = verdict["cpuset"]
+        cpuset = frozenset(verdict["cpuset"]) if verdict["cpuset"] is not None else None
+        zones = tuple(verdict["numa_zones"])
+        from_cpuset = not zones and bool(cpuset)
+        if from_cpuset and cpuset is not None:
+            zones = self.zones_of_cpus(name, cpuset)
         return VerdictRow(
-            rank=position + 1,
+            rank=position - self.group_start[verdict["system"]] + 1,
             node=name,
             system=verdict["system"],
             fits=verdict["fits"],
             score=verdict["score"],
             copies=self.copies.get(name, 0),
-            zones=tuple(verdict["numa_zones"]),
-            cpuset=frozenset(cpuset) if cpuset is not None else None,
+            zones=zones,
+            cpuset=cpuset,
             reasons=tuple(verdict["reasons"]),
             notes=tuple(verdict["notes"]),
             has_cpu_layout=self.has_cpu_layout(name),
+            scheduler_fits=bool(verdict.get("scheduler_fits", verdict["fits"])),
+            admission=verdict.get("admission"),
+            zones_from_cpuset=from_cpuset and bool(zones),
         )
+
+    def zones_of_cpus(self, name: str, cpus: frozenset[int]) -> tuple[int, ...]:
+        """The NUMA zones holding `cpus` on `name`, from its published CPU layout."""
+        node = self.snapshots.get(name)
+        numa_of = {cpu: numa for cpu, _core, _socket, numa in (node.cpus if node else ())}
+        return tuple(sorted({numa_of[cpu] for cpu in cpus if cpu in numa_of}))
 
 
 def _focus_nodes(
@@ -260,10 +370,11 @@ def _focus_nodes(
     spec: PodSpec,
     question: PageQuestion,
     cores: str | None,
+    profiles: Sequence[SchedulerProfile] = (),
 ) -> tuple[NodeFocus | None, NodeFocus | None]:
-    """The best node, and the node whose cores are drawn (the asked one, else the best
-    one with a published CPU layout)."""
-    best = ranking.nodes[0]["node"] if ranking.nodes and ranking.nodes[0]["fits"] else None
+    """The best node (of the first group), and the node whose cores are drawn (the asked
+    one, else the best one with a published CPU layout)."""
+    best = ranking.best()
     target = cores or (best if best and ranking.has_cpu_layout(best) else None)
     target = target or ranking.best_with_layout()
     names = {name for name in (best, target) if name}
@@ -276,7 +387,7 @@ def _focus_nodes(
         row = ranking.row(name)
         highlight = row.cpuset
         if highlight is None and row.fits and row.has_cpu_layout and name == target:
-            highlight = decided_cpuset(snapshot, spec, question, name)
+            highlight = decided_cpuset(snapshot, spec, question, row, profiles)
         state = states.get(name) or NodeCPUState(name, missing_detail="not in the mirror")
         zones = zone_views(ranking.snapshots.get(name), row.zones)
         remark = focus_remark(row, best, cores, highlight)
@@ -285,24 +396,32 @@ def _focus_nodes(
 
 
 def decided_cpuset(
-    snapshot: ClusterSnapshot, spec: PodSpec, question: PageQuestion, node: str
+    snapshot: ClusterSnapshot,
+    spec: PodSpec,
+    question: PageQuestion,
+    row: VerdictRow,
+    profiles: Sequence[SchedulerProfile] = (),
 ) -> frozenset[int] | None:
-    """The CPUs the engine would pick on `node` for the first replica.
+    """The CPUs the engine would pick on `row`'s node for the first replica.
 
-    The answer's JSON carries a cpuset only for the few top-ranked nodes (allocating
-    is the costly step); this allocates one more node, the one being drawn. A node's
-    cpuset depends on that node alone, so only it is judged.
+    The answer's JSON carries a cpuset only for the few top-ranked nodes of each system
+    (allocating is the costly step); this allocates one more node, the one being drawn,
+    judged by the system and profile that judged it in the answer. A node's cpuset
+    depends on that node alone, so only it is judged.
     """
-    alone = replace(snapshot, nodes=tuple(n for n in snapshot.nodes if n.name == node))
+    alone = replace(snapshot, nodes=tuple(n for n in snapshot.nodes if n.name == row.node))
+    name = pod_scheduler_name(question.pod, question.scheduler_name)
+    judge = resolve_judge(spec, name, profiles, Scheduler(question.scheduler))
     result = evaluate(
         alone,
         spec,
-        scheduler=question.scheduler,
+        scheduler=row.system,
         scoring=question.scoring,
         weights=question.weights,
         detailed=1,
+        profile=judge.profile,
     )
-    return result.verdict(node).cpuset
+    return result.verdict(row.node).cpuset
 
 
 def focus_remark(
@@ -392,7 +511,7 @@ def placement_rows(placements: Iterable[Mapping[str, Any]]) -> list[PlacementRow
         PlacementRow(
             replica=p["replica"] + 1,
             node=p["node"],
-            zones=", ".join(str(z) for z in p["numa_zones"]),
+            zones=zones_text(p["numa_zones"]),
             cpuset=format_cpulist(p["cpuset"]) if p["cpuset"] else "",
         )
         for p in placements

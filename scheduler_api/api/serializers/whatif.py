@@ -13,7 +13,12 @@ from scheduler_api.engine.snapshot import KoordQoSClass as KoordQoS
 from scheduler_api.services.whatif import COMPARE_ALL
 from topology.parsers.errors import FieldError
 from topology.parsers.quantity import parse_quantity
-from topology.services.whatif import MAX_REPLICAS, SCHEDULERS, SCORING_STRATEGIES
+from topology.services.whatif import (
+    MAX_REPLICAS,
+    SCHEDULER_NAME_PATTERN,
+    SCHEDULERS,
+    SCORING_STRATEGIES,
+)
 
 COMPACT_FIELDS = (
     "containers",
@@ -95,10 +100,22 @@ class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
         help_text="place this many copies one after another (0: verdicts only); "
         "above the synchronous limit the question runs in the background (202)",
     )
+    scheduler_name = serializers.RegexField(
+        SCHEDULER_NAME_PATTERN,
+        max_length=253,
+        required=False,
+        allow_blank=True,
+        help_text="the pod's spec.schedulerName (overrides the manifest's): it picks the "
+        "cluster's scheduler profile, which decides the system and its plugin arguments; "
+        "default `default-scheduler`",
+    )
     scheduler = serializers.ChoiceField(
         [*SCHEDULERS, COMPARE_ALL],
         default="auto",
-        help_text=f"`auto`: each node's own system; `{COMPARE_ALL}`: compare every scheduler "
+        help_text="`auto`: the profile `scheduler_name` picks, else the system whose labels "
+        "or annotations the pod carries, else each node's own system with each system's "
+        "nodes ranked apart; a system name overrides the profile's system; `default` is "
+        f"kube-scheduler without a topology plugin; `{COMPARE_ALL}`: compare every scheduler "
         "side by side (runs in the background, 202)",
     )
     scoring = serializers.ChoiceField(
@@ -137,15 +154,38 @@ class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
         return attrs
 
 
+class AdmissionSerializer(serializers.Serializer):
+    admitted = serializers.BooleanField(help_text="false: the kubelet rejects the bound pod")
+    reason = serializers.CharField(help_text="why, or why it was not checked")
+    checked = serializers.BooleanField(
+        help_text="false: Topolens cannot reproduce this node's kubelet (no CPU layout "
+        "published, or a node agent pins the CPUs); `admitted` is then assumed"
+    )
+
+
 class NodeVerdictSerializer(serializers.Serializer):
     node = serializers.CharField()
     system = serializers.CharField(help_text="the scheduler that judged this node")
-    fits = serializers.BooleanField()
-    score = serializers.IntegerField(allow_null=True)
+    fits = serializers.BooleanField(
+        help_text="the scheduler would bind the pod here and the kubelet would admit it"
+    )
+    score = serializers.IntegerField(
+        allow_null=True,
+        help_text="the scheduler's raw node score, 0-100; comparable only within one system",
+    )
+    scheduler_fits = serializers.BooleanField(help_text="the scheduler would bind the pod here")
+    admission = AdmissionSerializer(
+        allow_null=True, help_text="the kubelet's verdict once bound; null: not bound"
+    )
     reasons = serializers.ListField(child=serializers.CharField(), help_text="why (not)")
-    numa_zones = serializers.ListField(child=serializers.IntegerField())
+    numa_zones = serializers.ListField(
+        child=serializers.IntegerField(), help_text="NUMA zone ids the pod's resources come from"
+    )
     cpuset = serializers.ListField(
-        child=serializers.IntegerField(), allow_null=True, help_text="null: not decided in detail"
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="logical CPU ids the pod would hold exclusively (the scheduler's, or what "
+        "the kubelet's static CPU manager would pin); null: none bound, or not worked out",
     )
     annotations = string_map_field(help_text="what the scheduler would write on the pod")
     notes = serializers.ListField(child=serializers.CharField())
@@ -155,22 +195,64 @@ class PlacementSerializer(serializers.Serializer):
     replica = serializers.IntegerField()
     node = serializers.CharField(allow_null=True, help_text="null: no node could take it")
     numa_zones = serializers.ListField(child=serializers.IntegerField())
-    cpuset = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    cpuset = serializers.ListField(
+        child=serializers.IntegerField(), allow_null=True, help_text="logical CPU ids"
+    )
+    system = serializers.CharField(allow_null=True, help_text="the system whose node it went to")
 
 
 class CapacitySerializer(serializers.Serializer):
-    total = serializers.IntegerField(help_text="how many more fit in the cluster")
+    total = serializers.IntegerField(
+        help_text="how many more copies fit, each node filled alone (pods); nodes whose "
+        "kubelet would reject the pod count none"
+    )
     per_node = serializers.DictField(child=serializers.IntegerField())
+    per_system = serializers.DictField(
+        child=serializers.IntegerField(), help_text="`total` by the system judging each node"
+    )
+
+
+class JudgedBySerializer(serializers.Serializer):
+    system = serializers.CharField(
+        help_text="the system judging the pod; `auto`: no profile or mark says, so each node "
+        "is judged by its own system and each system's nodes are ranked apart"
+    )
+    scheduler_name = serializers.CharField(help_text="the pod's schedulerName")
+    profile = serializers.CharField(allow_null=True, help_text="the scheduler profile applied")
+    profile_source = serializers.CharField(allow_null=True, help_text="where it was read")
+    how = serializers.CharField(help_text="why this system judges the pod, in a sentence")
+    arguments = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="per system, the plugin arguments in force, as upstream spells them",
+    )
+
+
+class GroupSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    fits = serializers.IntegerField(help_text="nodes where the pod fits (both stages)")
+    rejected_by_kubelet = serializers.IntegerField(
+        help_text="nodes the scheduler would bind it to but whose kubelet would reject it"
+    )
+    best = serializers.CharField(allow_null=True, help_text="this system's best node")
+    placements = PlacementSerializer(many=True, help_text="the replicas among its nodes")
 
 
 class WhatIfResultSerializer(serializers.Serializer):
     """The offline `manage.py whatif` JSON. A pod that fits nowhere is an answer, not an error."""
 
-    scheduler = serializers.CharField()
-    scoring = serializers.CharField()
-    data_age_seconds = serializers.FloatField(allow_null=True)
-    nodes = NodeVerdictSerializer(many=True, help_text="every node, best first")
-    placements = PlacementSerializer(many=True)
+    scheduler = serializers.CharField(help_text="the system that judged (see `judged_by`)")
+    judged_by = JudgedBySerializer()
+    scoring = serializers.CharField(help_text="scheduler-plugins' scoring strategy in force")
+    data_age_seconds = serializers.FloatField(
+        allow_null=True, help_text="seconds since the mirror was known equal to the cluster"
+    )
+    groups = GroupSerializer(many=True, help_text="per system, ranked apart")
+    nodes = NodeVerdictSerializer(
+        many=True, help_text="every node, grouped by system, best first within each"
+    )
+    placements = PlacementSerializer(
+        many=True, help_text="where each replica goes; empty under `auto` (see `groups`)"
+    )
     capacity = CapacitySerializer(
         allow_null=True, help_text="null: not counted (the question asked `capacity: false`)"
     )

@@ -8,15 +8,18 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from scheduler_api.engine.profiles import ProfileError, SchedulerProfile
 from scheduler_api.engine.results import format_cpuset
 from topology.adapters import snapshot_from_objects
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.services.loading import LoadError, load_objects
+from topology.services.scheduler_profiles import profiles_from_text
 from topology.services.whatif import (
     SCHEDULERS,
     SCORING_STRATEGIES,
     WhatIfInputError,
+    mirror_snapshot,
     parse_weights,
     run_on_snapshot,
     run_whatif,
@@ -37,7 +40,27 @@ class Command(BaseCommand):
         source.add_argument("--cluster", help="use this cluster's mirror instead")
         parser.add_argument("--pod", required=True, type=Path, help="Pod manifest (JSON or YAML)")
         parser.add_argument("--replicas", type=int, default=1)
-        parser.add_argument("--scheduler", default="auto", choices=SCHEDULERS)
+        parser.add_argument(
+            "--scheduler",
+            default="auto",
+            choices=SCHEDULERS,
+            help="auto: the profile the pod's schedulerName picks, else the system whose "
+            "labels the pod carries, else each node's own (ranked apart); a system name "
+            "overrides the profile's system",
+        )
+        parser.add_argument(
+            "--scheduler-name",
+            default=None,
+            help="the pod's schedulerName (overrides the manifest's); picks the profile",
+        )
+        parser.add_argument(
+            "--scheduler-config",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="KubeSchedulerConfiguration (or the ConfigMap holding it) whose profiles "
+            "map schedulerNames to systems; with --cluster it replaces the stored ones",
+        )
         parser.add_argument("--scoring", choices=SCORING_STRATEGIES, default=None)
         parser.add_argument("--weights", default="", help="resource weights, e.g. cpu=1,memory=2")
         parser.add_argument(
@@ -68,32 +91,71 @@ class Command(BaseCommand):
             "scoring": options["scoring"],
             "weights": parse_weights(options["weights"]) or None,
             "capacity": options["capacity"],
+            "scheduler_name": options["scheduler_name"],
         }
+        profiles = _profiles_file(options["scheduler_config"])
         if options["cluster"]:
             cluster = Cluster.objects.filter(name=options["cluster"]).first()
             if cluster is None:
                 raise CommandError(f"no cluster named {options['cluster']!r} in the mirror")
-            return run_whatif(cluster=cluster, pod=pods[0], **settings)
+            if profiles is None:
+                return run_whatif(cluster=cluster, pod=pods[0], **settings)
+            return run_on_snapshot(mirror_snapshot(cluster), pods[0], profiles=profiles, **settings)
         objects = [obj for path in options["objects"] for obj in load_objects(path)]
-        return run_on_snapshot(snapshot_from_objects(objects), pods[0], **settings)
+        snapshot = snapshot_from_objects(objects)
+        return run_on_snapshot(snapshot, pods[0], profiles=profiles or (), **settings)
+
+
+def _profiles_file(path: Path | None) -> tuple[SchedulerProfile, ...] | None:
+    if path is None:
+        return None
+    try:
+        return profiles_from_text(path.read_text(), source=path.name)
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror}") from None
+    except ProfileError as error:
+        raise CommandError(f"{path}: {error}") from None
+
+
+def _fits_text(node: dict[str, Any]) -> str:
+    if node["fits"]:
+        return "yes"
+    return "rejected" if node.get("scheduler_fits") else "no"
 
 
 def table_lines(answer: dict[str, Any]) -> list[str]:
-    """A ranked table for people; the JSON is the contract."""
-    lines = [f"scheduler {answer['scheduler']}, scoring {answer['scoring']}"]
-    header = f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<4} {'score':>5}  {'zones':<8} cpuset"
-    lines.append(header)
-    for rank, node in enumerate(answer["nodes"], 1):
+    """A table ranked within each system for people; the JSON is the contract."""
+    judged = answer["judged_by"]
+    age = answer["data_age_seconds"]
+    lines = [
+        f"judged by {judged['system']}"
+        + (f" (profile {judged['profile']})" if judged["profile"] else "")
+        + f", scoring {answer['scoring']}, data age "
+        + ("unknown" if age is None else f"{age:.0f} s"),
+        f"  {judged['how']}",
+    ]
+    header = f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<8} {'score':>5}  {'zones':<8} cpuset"
+    rank, system = 0, None
+    for node in answer["nodes"]:
+        if node["system"] != system:
+            system, rank = node["system"], 0
+            lines += [f"-- judged by {system} (ranked among its own nodes)", header]
+        rank += 1
         cpuset = format_cpuset(node["cpuset"]) if node["cpuset"] is not None else "-"
         zones = ",".join(map(str, node["numa_zones"])) or "-"
         score = "-" if node["score"] is None else str(node["score"])
         lines.append(
             f"{rank:>3}  {node['node']:<28} {node['system']:<17} "
-            f"{'yes' if node['fits'] else 'no':<4} {score:>5}  {zones:<8} {cpuset}"
+            f"{_fits_text(node):<8} {score:>5}  {zones:<8} {cpuset}"
         )
         lines.extend(f"{'':>5}- {reason}" for reason in node["reasons"])
-    placed = [p for p in answer["placements"] if p["node"]]
-    lines.append(f"placed {len(placed)} of {len(answer['placements'])} replicas")
+    for group in answer["groups"]:
+        placed = [p for p in group["placements"] if p["node"]]
+        lines.append(
+            f"{group['system']}: {group['fits']} nodes fit, {group['rejected_by_kubelet']} "
+            f"bound then rejected by the kubelet; placed {len(placed)} of "
+            f"{len(group['placements'])} replicas"
+        )
     capacity = answer["capacity"]
     if capacity is None:
         lines.append("capacity: not counted (--no-capacity)")

@@ -16,6 +16,7 @@ from django.utils import timezone
 from topology.choices import WriteKind
 from topology.editing.reservation import (
     BEST_NODE,
+    DEFAULT_SCHEDULER,
     ReservationInputError,
     ReservationRequest,
     build_reservation,
@@ -90,6 +91,8 @@ def _verdicts(cluster: Cluster, request: ReservationRequest) -> list[dict[str, A
             scoring=request.scoring,
             weights=dict(request.weights) if request.weights else None,
             capacity=False,  # only the verdicts are read
+            # a Reservation is scheduled by koord-scheduler, whatever the pod names
+            scheduler_name=DEFAULT_SCHEDULER,
         )
     except WhatIfInputError as error:
         raise ReservationInputError(error.field_errors) from error
