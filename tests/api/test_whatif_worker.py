@@ -19,7 +19,7 @@ from tests.celery_worker import celery_worker
 from topology.models import Cluster
 from topology.services.whatif import run_whatif
 
-from .test_whatif import manifest, same_answer
+from .test_whatif import TOPO_AWARE, manifest, same_answer
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 FINISHED = {"succeeded", "failed"}
@@ -46,12 +46,13 @@ def test_a_large_what_if_is_answered_by_a_real_worker(
 ) -> None:
     settings.API_WHATIF_SYNC_MAX_REPLICAS = 2
     operator = client_for("operator")
+    pod = manifest(scheduler_name=TOPO_AWARE)  # one system judges it: one ranking
     response = operator.post(
-        "/api/v1/clusters/trio/whatif", {"pod": manifest(), "replicas": 3}, format="json"
+        "/api/v1/clusters/trio/whatif", {"pod": pod, "replicas": 3}, format="json"
     )
     assert response.status_code == 202, response.content
     done = poll(operator, response["Location"], worker)
     assert done["state"] == "succeeded", done
-    expected = run_whatif(cluster=trio, pod=manifest(), replicas=3)
+    expected = run_whatif(cluster=trio, pod=pod, replicas=3)
     assert same_answer(done["result"], expected)
     assert len(done["result"]["placements"]) == 3

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.utils import timezone
 
 from scheduler_api.engine.nrt_match import ScoringStrategy
@@ -340,6 +341,7 @@ def run_on_snapshot(
         weights=weights,
         capacity=capacity,
         profile=judge.profile,
+        detailed=settings.WHATIF_DETAILED_NODES,
     )
     return result_json(result, encoded=encoded, judge=judge, scheduler_name=name)
 
