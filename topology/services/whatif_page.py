@@ -206,10 +206,20 @@ class WhatIfPage:
         return self.judged_by.get("system") == Scheduler.AUTO.value and len(self.groups) > 1
 
     @property
+    def reservation_node(self) -> str | None:
+        """Where a Koordinator Reservation of this pod would go: koord-scheduler schedules
+        Reservations, so the best node of the Koordinator ranking (None: none fits)."""
+        for group in self.groups:
+            if group.system == Scheduler.KOORDINATOR.value:
+                return group.best
+        return None
+
+    @property
     def reserve_query(self) -> str:
         """The query string that prefills a Koordinator Reservation of this pod on the
-        best node (admin's reservation page previews it before anything is written)."""
-        node = self.best.row.node if self.best else "best"
+        Koordinator ranking's best node (admin's reservation page previews it before
+        anything is written)."""
+        node = self.reservation_node or "best"
         return urlencode({"pod_manifest": json.dumps(self.question.pod), "node": node})
 
     @property
