@@ -25,6 +25,7 @@ from scheduler_api.engine.snapshot import (
 )
 from topology.parsers.errors import FieldError
 from topology.parsers.quantity import to_base_units
+from topology.parsers.yaml_documents import load_all
 from topology.selectors.types import is_device
 from topology.services.whatif import (
     SCHEDULER_NAME_PATTERN,
@@ -301,7 +302,7 @@ def _at_most(limit: int, why: str) -> Any:
 def parse_manifest(text: str) -> dict[str, Any]:
     """One Pod manifest from YAML or JSON text (JSON is YAML), or a clear error."""
     try:
-        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+        documents = [d for d in load_all(text) if d is not None]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -26,10 +26,17 @@ _DECIMAL = {
     "P": Decimal(10) ** 15,
     "E": Decimal(10) ** 18,
 }
+# ASCII digits only, as Go's parser reads them (Python's \d also matches other scripts').
 _QUANTITY = re.compile(
-    r"^(?P<number>[+-]?(?:\d+\.?\d*|\.\d+))"
-    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exponent>[eE][+-]?\d+)|(?P<decimal>[numkMGTPE]?))$"
+    r"^(?P<number>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))"
+    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exponent>[eE][+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))$"
 )
+# Bounds that keep parsing cheap: a quantity's text, and its size before it is computed.
+# Kubernetes counts amounts in 64-bit integers (Value/MilliValue), so nothing larger than
+# 2**63 - 1 base units is meaningful; the text bound is far above any real quantity.
+MAX_QUANTITY_CHARS = 64
+MAX_AMOUNT = 2**63 - 1
+MAX_DECIMAL_DIGITS = 22  # 10**22 > 2**63 * 1000: larger is refused before computing
 MILLI_RESOURCES = frozenset({"cpu", "kubernetes.io/batch-cpu", "kubernetes.io/mid-cpu"})
 _BATCH_MILLI = frozenset({"kubernetes.io/batch-cpu", "kubernetes.io/mid-cpu"})
 
@@ -42,7 +49,10 @@ def parse_quantity(value: object) -> Decimal:
         return Decimal(value)
     if not isinstance(value, str):
         raise FieldError(f"expected a quantity string, got {type(value).__name__}")
-    match = _QUANTITY.match(value.strip())
+    if len(value) > MAX_QUANTITY_CHARS:
+        raise FieldError(f"a quantity of more than {MAX_QUANTITY_CHARS} characters")
+    # surrounding spaces: Quantity.UnmarshalJSON trims them before ParseQuantity
+    match = _QUANTITY.match(value.strip(" \t\n\r"))
     if not match:
         raise FieldError(f"{value!r} is not a Kubernetes quantity")
     try:
@@ -50,9 +60,13 @@ def parse_quantity(value: object) -> Decimal:
     except InvalidOperation:
         raise FieldError(f"{value!r} is not a Kubernetes quantity") from None
     if match["binary"]:
-        return number * _BINARY[match["binary"]]
+        # ParseQuantity caps BinarySI amounts at 2^63 - 1 ("the max is just a simple cap")
+        return min(number * _BINARY[match["binary"]], Decimal(MAX_AMOUNT))
     if match["exponent"]:
-        return number.scaleb(int(match["exponent"][1:]))
+        exponent = int(match["exponent"][1:])
+        if number and number.adjusted() + exponent > MAX_DECIMAL_DIGITS:
+            raise FieldError(f"{value!r} is larger than Kubernetes counts (2^63 - 1)")
+        return number.scaleb(max(exponent, -MAX_QUANTITY_CHARS))
     return number * _DECIMAL[match["decimal"] or ""]
 
 
@@ -81,7 +95,10 @@ def _to_base_units(resource: str, value: object) -> int:
         raise FieldError(f"{value!r} is negative")
     if resource in MILLI_RESOURCES and resource not in _BATCH_MILLI:
         quantity = quantity * 1000
-    return int(quantity.to_integral_value(rounding=ROUND_CEILING))
+    amount = int(quantity.to_integral_value(rounding=ROUND_CEILING))
+    if amount > MAX_AMOUNT:
+        raise FieldError(f"{value!r} is larger than Kubernetes counts (2^63 - 1 base units)")
+    return amount
 
 
 def format_quantity(resource: str, amount: int) -> str:

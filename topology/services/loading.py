@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from topology.parsers.yaml_documents import load_all
+
 
 class LoadError(ValueError):
     """A file that is not Kubernetes JSON or YAML."""
@@ -41,7 +43,7 @@ def _decode(text: str, source: str) -> list[Any]:
                 f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
     try:
-        return list(yaml.safe_load_all(text))
+        return load_all(text)
     except yaml.YAMLError as exc:
         raise LoadError(f"{source}: invalid YAML: {exc}") from None
 

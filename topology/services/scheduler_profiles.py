@@ -19,6 +19,7 @@ from scheduler_api.engine.profiles import (
     parse_scheduler_configuration,
 )
 from topology.models import Cluster, SchedulerConfiguration
+from topology.parsers.yaml_documents import load_all
 
 MAX_DOCUMENT_CHARS = 256 * 1024
 
@@ -39,11 +40,12 @@ def profiles_from_text(text: str, *, source: str) -> tuple[SchedulerProfile, ...
 
 def _documents(text: str) -> list[Any]:
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
+        return [d for d in load_all(text) if d is not None]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ProfileError(f"not valid YAML or JSON{where}") from None
+        problem = getattr(error, "problem", None) or "not valid YAML or JSON"
+        raise ProfileError(f"{problem}{where}") from None
 
 
 def _profiles_of(document: Any, source: str) -> list[SchedulerProfile]:
