@@ -17,6 +17,7 @@ from rest_framework.utils import json
 
 from scheduler_api.api.field_validation import record_duplicated_fields
 from scheduler_api.errors import field_path
+from topology.parsers.nesting import MAX_NESTING, TooDeep, check_nesting
 
 
 class RepeatedKeys:
@@ -65,7 +66,10 @@ class DuplicateAwareJSONParser(JSONParser):
             decoded_stream = codecs.getreader(get_encoding(parser_context))(stream)
             parse_constant = json.strict_constant if self.strict else None
             data = json.load(decoded_stream, parse_constant=parse_constant, object_pairs_hook=hook)
-        except ValueError as exc:
+            check_nesting(data)
+        except RecursionError:
+            raise ParseError(f"JSON parse error - {TooDeep(MAX_NESTING)}") from None
+        except ValueError as exc:  # TooDeep included
             raise ParseError(f"JSON parse error - {exc}") from exc
         repeated = hook.paths(data)
         if repeated and "request" in parser_context:

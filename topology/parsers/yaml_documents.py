@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from topology.parsers.nesting import MAX_NESTING, TooDeep, check_nesting
+
 
 class AliasRefused(yaml.YAMLError):
     """The text uses a YAML alias (`*name`), which is not accepted."""
@@ -33,6 +35,17 @@ class NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+class NestedTooDeep(yaml.YAMLError):
+    problem = f"nested more than {MAX_NESTING} levels deep"
+    problem_mark = None
+
+
 def load_all(text: str) -> list[Any]:
-    """Every document of `text`; yaml.YAMLError (AliasRefused for an alias) when bad."""
-    return list(yaml.load_all(text, Loader=NoAliasLoader))
+    """Every document of `text`; yaml.YAMLError (AliasRefused for an alias,
+    NestedTooDeep past MAX_NESTING levels) when bad."""
+    try:
+        documents = list(yaml.load_all(text, Loader=NoAliasLoader))
+        check_nesting(documents, MAX_NESTING + 1)
+    except (RecursionError, TooDeep):
+        raise NestedTooDeep(NestedTooDeep.problem) from None
+    return documents

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from topology.parsers.nesting import MAX_NESTING, TooDeep, check_nesting
 from topology.parsers.yaml_documents import load_all
 
 
@@ -37,11 +38,15 @@ def _decode(text: str, source: str) -> list[Any]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            return [json.loads(text)]
+            document = json.loads(text)
+            check_nesting(document)
         except json.JSONDecodeError as exc:
             raise LoadError(
                 f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
+        except (RecursionError, TooDeep):
+            raise LoadError(f"{source}: {TooDeep(MAX_NESTING)}") from None
+        return [document]
     try:
         return load_all(text)
     except yaml.YAMLError as exc:

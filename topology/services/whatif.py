@@ -33,6 +33,7 @@ from topology.adapters import pod_spec_of
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
+from topology.parsers.nesting import TooDeep, check_nesting
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
 from topology.services.answer_cache import remembered_answer
@@ -72,6 +73,10 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
         raise WhatIfInputError({"pod": ["expected a Pod manifest (a JSON/YAML object)"]})
     if manifest.get("kind", "Pod") != "Pod":
         raise WhatIfInputError({"pod": [f"expected kind Pod, got {manifest.get('kind')!r}"]})
+    try:
+        check_nesting(manifest)
+    except TooDeep as error:
+        raise WhatIfInputError({"pod": [str(error)]}) from None
     obj = copy.deepcopy(manifest)
     obj.setdefault("apiVersion", "v1")
     obj["kind"] = "Pod"
