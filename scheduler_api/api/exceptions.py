@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -14,7 +16,16 @@ from scheduler_api.errors import INVALID_INPUT, error_body, field_path
 NON_FIELD = "non_field_errors"
 
 
+TOO_LARGE = (
+    "The request body is larger than the API accepts ({limit} bytes); "
+    "ask about fewer containers or resources, or split the question."
+)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):  # Django's body limit, met while parsing
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(error_body(TOO_LARGE.format(limit=limit), {}), status=413)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # not an API error: Django answers 500 and logs it
