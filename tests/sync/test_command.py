@@ -13,7 +13,7 @@ from tests.sync.conftest import FAST
 from tests.sync.fakekube import write_kubeconfig
 from tests.sync.mirror_check import assert_mirror_matches
 from topology.choices import ConnectionMode
-from topology.models import Cluster, ClusterConnection
+from topology.models import Cluster, ClusterConnection, SyncState
 from topology.sync import lease
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +129,16 @@ def test_a_cluster_another_session_syncs_is_left_alone(fake, kubeconfig):
     lease.acquire(cluster.pk, "watch:worker-1", 60)
     with pytest.raises(CommandError, match="is being synced by watch:worker-1"):
         call_command("sync_cluster", "--cluster", "prod", "--kubeconfig", kubeconfig, "--once")
+
+
+def test_a_malformed_kubeconfig_is_a_clear_recorded_error_that_repeats_nothing(tmp_path):
+    """Issue 28: a YAML error escaped, printing the file's path, and nothing was recorded."""
+    path = tmp_path / "kubeconfig"
+    path.write_text("users:\n- name: admin\n  user: {token: s3cr3t-token\n  [unclosed")
+    with pytest.raises(CommandError) as refused:
+        call_command("sync_cluster", "--cluster", "bad", "--kubeconfig", str(path), "--once")
+    message = str(refused.value)
+    assert "credentials could not be loaded" in message
+    assert str(path) not in message and "s3cr3t" not in message
+    state = SyncState.objects.get(cluster__name="bad", resource="nodes")
+    assert state.consecutive_errors == 1 and "credentials could not be loaded" in state.last_error

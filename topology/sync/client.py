@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
@@ -74,10 +75,11 @@ def load_configuration(credentials: Credentials) -> k8s.Configuration:
                 client_configuration=configuration,
                 persist_config=False,
             )
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
+    except (ConfigException, OSError, ValueError, TypeError, yaml.YAMLError):
+        # `from None`: the loader's own message names the file and may quote its content
         raise SyncConnectError(
             "the cluster's credentials could not be loaded (kubeconfig or service account)"
-        ) from exc
+        ) from None
     configuration.retries = False
     return configuration
 

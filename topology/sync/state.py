@@ -85,12 +85,22 @@ def record_failure(cluster: Cluster, resource: SyncResource, message: str) -> No
 
 
 def record_connect_failure(cluster: Cluster, message: str) -> None:
-    """The whole cluster is unreachable: every collection it serves is failing."""
-    SyncState.objects.filter(cluster=cluster, served=True).update(
+    """The whole cluster is unreachable: every collection it serves is failing. A cluster
+    never synced has no collections yet: its nodes, which every API server serves, carry
+    the error, so that it shows wherever sync health is read."""
+    now = timezone.now()
+    failing = SyncState.objects.filter(cluster=cluster, served=True).update(
         consecutive_errors=F("consecutive_errors") + 1,
         last_error=message,
-        last_error_at=timezone.now(),
+        last_error_at=now,
     )
+    if not failing:
+        SyncState.objects.update_or_create(
+            cluster=cluster,
+            resource=SyncResource.NODES,
+            defaults={"served": True, "consecutive_errors": 1, "last_error": message,
+                      "last_error_at": now},
+        )  # fmt: skip
 
 
 def record_recovery(cluster: Cluster, resource: SyncResource) -> None:
