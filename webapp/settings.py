@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "webapp.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -239,10 +240,28 @@ if TOPOLENS_SYNC["backoff_ceiling"] < TOPOLENS_SYNC["backoff_initial"]:
         "TOPOLENS_SYNC_BACKOFF_CEILING_MS must not be below TOPOLENS_SYNC_BACKOFF_INITIAL_MS."
     )
 
+# Everything goes to stderr (what container runtimes collect), one line a record with the
+# request id (`webapp.request_id`): request errors with their traceback (django.request
+# logs every 500), sync and task errors. Celery workers log through their own handler.
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+    raise ImproperlyConfigured(f"LOG_LEVEL={LOG_LEVEL!r}: one of DEBUG, INFO, WARNING, ERROR.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"topology": {"handlers": ["console"], "level": "INFO"}},
+    "filters": {"request_id": {"()": "webapp.request_id.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    # Django's own handlers print only with DEBUG on: its records go to the root instead
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
 }
