@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from scheduler_api.models import APIToken, WhatIfTask
-from scheduler_api.services.tokens import api_token_create, api_tokens_revoke
+from scheduler_api.services.tokens import TokenRefused, api_token_create, api_tokens_revoke
 
 _SAVED_FIELDS = ("id", "prefix", "digest", "created_at")
 
@@ -37,6 +38,18 @@ class APITokenAdmin(admin.ModelAdmin):
     def get_fields(self, request: HttpRequest, obj: APIToken | None = None) -> list[str]:
         return self.add_fields if obj is None else self.shown_fields
 
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """Only a superuser picks whose token it is: anyone else issues their own."""
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None and "user" in form.base_fields and not request.user.is_superuser:
+            field = form.base_fields["user"]
+            field.queryset = field.queryset.filter(pk=request.user.pk)
+            field.initial = request.user.pk
+            field.help_text = "your own: only a superuser issues tokens for other users"
+        return form
+
     def get_readonly_fields(self, request: HttpRequest, obj: APIToken | None = None) -> list[str]:
         """A token never changes once issued: it is revoked instead."""
         return [] if obj is None else self.shown_fields
@@ -50,7 +63,12 @@ class APITokenAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: APIToken, form: Any, change: bool) -> None:
         if change:
             return
-        issued = api_token_create(user=obj.user, name=obj.name, expires_at=obj.expires_at)
+        try:
+            issued = api_token_create(
+                user=obj.user, name=obj.name, expires_at=obj.expires_at, issued_by=request.user
+            )
+        except TokenRefused as refused:
+            raise PermissionDenied(str(refused)) from None
         for field in _SAVED_FIELDS:
             setattr(obj, field, getattr(issued.token, field))
         obj._state.adding = False

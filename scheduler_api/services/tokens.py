@@ -29,10 +29,27 @@ class IssuedToken:
     plaintext: str  # shown to its owner once, never stored
 
 
+class TokenRefused(PermissionError):
+    """A token asked for another user by someone who may not impersonate them."""
+
+
 @transaction.atomic
 def api_token_create(
-    *, user: AbstractBaseUser, name: str, expires_at: datetime | None = None
+    *,
+    user: AbstractBaseUser,
+    name: str,
+    expires_at: datetime | None = None,
+    issued_by: AbstractBaseUser | None = None,
 ) -> IssuedToken:
+    """A new token of `user`. `issued_by` (whoever asks, when a person does): only a
+    superuser may issue a token for someone else, since the token acts as its user and
+    every audit record then names that user (TokenRefused otherwise)."""
+    if (
+        issued_by is not None
+        and issued_by.pk != user.pk
+        and not getattr(issued_by, "is_superuser", False)
+    ):
+        raise TokenRefused("a token may be created only for yourself; a superuser may issue one")
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = APIToken.objects.create(
         user=user,

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from scheduler_api.models import APIToken
-from scheduler_api.services.tokens import api_token_create, api_token_revoke
+from scheduler_api.services.tokens import TokenRefused, api_token_create, api_token_revoke
 from topology.models import Cluster
 
 pytestmark = pytest.mark.django_db
@@ -110,7 +110,7 @@ def staff_admin(user_for) -> Client:
 
 
 def test_an_admin_creates_a_token_in_admin_and_sees_it_once(staff_admin: Client, user_for) -> None:
-    owner = user_for("operator")
+    owner = user_for("admin")  # their own: only a superuser issues tokens for others
     assert staff_admin.get("/admin/scheduler_api/apitoken/add/").status_code == 200
     response = staff_admin.post(
         "/admin/scheduler_api/apitoken/add/", {"user": owner.pk, "name": "ci pipeline"}
@@ -145,3 +145,31 @@ def test_a_viewer_cannot_reach_tokens_in_admin(user_for) -> None:
     client = Client()
     client.force_login(user)
     assert client.get("/admin/scheduler_api/apitoken/").status_code == 403
+
+
+def test_an_admin_cannot_create_a_token_for_someone_else(
+    staff_admin: Client, user_for, django_user_model
+) -> None:
+    """Issue 28: an `admin` created a token for a superuser (ids are sequential), then read
+    the victim's task results and wrote applies the audit blamed on the victim."""
+    victim = django_user_model.objects.create_superuser("root", password=None)
+    response = staff_admin.post(
+        "/admin/scheduler_api/apitoken/add/", {"user": victim.pk, "name": "mine now"}
+    )
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not APIToken.objects.exists()
+    with pytest.raises(TokenRefused):
+        api_token_create(user=victim, name="x", issued_by=user_for("admin"))
+    assert not APIToken.objects.exists()
+
+
+def test_a_superuser_issues_a_token_for_a_dedicated_user(user_for, django_user_model) -> None:
+    root = django_user_model.objects.create_superuser("root", password=None)
+    client = Client()
+    client.force_login(root)
+    scraper = user_for("viewer")
+    response = client.post(
+        "/admin/scheduler_api/apitoken/add/", {"user": scraper.pk, "name": "prometheus"}
+    )
+    assert response.status_code == 200
+    assert APIToken.objects.get().user == scraper
