@@ -66,7 +66,7 @@ class DuplicateAwareJSONParser(JSONParser):
             decoded_stream = codecs.getreader(get_encoding(parser_context))(stream)
             parse_constant = json.strict_constant if self.strict else None
             data = json.load(decoded_stream, parse_constant=parse_constant, object_pairs_hook=hook)
-            check_nesting(data)
+            check_nesting(data, refuse_nul=True)  # PostgreSQL stores no NUL
         except RecursionError:
             raise ParseError(f"JSON parse error - {TooDeep(MAX_NESTING)}") from None
         except ValueError as exc:  # TooDeep included

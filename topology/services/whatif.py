@@ -33,7 +33,7 @@ from topology.adapters import pod_spec_of
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
-from topology.parsers.nesting import TooDeep, check_nesting
+from topology.parsers.nesting import NulCharacter, TooDeep, check_nesting
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
 from topology.services.answer_cache import remembered_answer
@@ -74,8 +74,8 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
     if manifest.get("kind", "Pod") != "Pod":
         raise WhatIfInputError({"pod": [f"expected kind Pod, got {manifest.get('kind')!r}"]})
     try:
-        check_nesting(manifest)
-    except TooDeep as error:
+        check_nesting(manifest, refuse_nul=True)
+    except (TooDeep, NulCharacter) as error:
         raise WhatIfInputError({"pod": [str(error)]}) from None
     obj = copy.deepcopy(manifest)
     obj.setdefault("apiVersion", "v1")
