@@ -138,6 +138,8 @@ API_WHATIF_SYNC_MAX_REPLICAS = env_int("API_WHATIF_SYNC_MAX_REPLICAS", 16, minim
 WHATIF_SNAPSHOT_CACHE_SIZE = env_int("WHATIF_SNAPSHOT_CACHE_SIZE", 2, minimum=0)
 # What-if answers kept with each cached snapshot (about 1 MB each at 5,000 nodes).
 WHATIF_ANSWER_CACHE_SIZE = env_int("WHATIF_ANSWER_CACHE_SIZE", 32, minimum=0)
+# Finished background what-ifs (and their answers) are deleted after this long.
+WHATIF_TASK_RETENTION_SECONDS = env_int("WHATIF_TASK_RETENTION_SECONDS", 86400, minimum=60)
 # The top-ranked nodes of each system whose cpuset a what-if works out in detail.
 WHATIF_DETAILED_NODES = env_int("WHATIF_DETAILED_NODES", 3, minimum=1)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50, minimum=1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -49,3 +50,12 @@ def _finish(
     task.finished_at = timezone.now()
     task.save(update_fields=["state", "result", "error", "finished_at"])
     return task
+
+
+def whatif_tasks_expire(*, older_than: timedelta) -> int:
+    """Delete finished what-if tasks (and their answers) older than `older_than`; a task
+    still pending or running is kept whatever its age. Returns how many went."""
+    cutoff = timezone.now() - older_than
+    finished = [TaskState.SUCCEEDED, TaskState.FAILED]
+    deleted, _ = WhatIfTask.objects.filter(state__in=finished, created_at__lt=cutoff).delete()
+    return deleted

@@ -12,3 +12,16 @@ def test_the_api_answers_a_deep_body_with_a_json_400(client_for, trio) -> None:
     response = operator.post("/api/v1/clusters/trio/whatif", body, content_type="application/json")
     assert response.status_code == 400
     assert "nested more than" in response.json()["detail"]
+
+
+def test_a_pod_naming_thousands_of_resources_is_refused(client_for, trio) -> None:
+    """Issue 28: 50,000 extended resources made a 106 MB answer."""
+    requests = {f"example.com/r{i}": "1" for i in range(5_000)}
+    body = {"containers": [{"name": "db", "requests": requests}]}
+    response = client_for("operator").post("/api/v1/clusters/trio/whatif", body, format="json")
+    assert response.status_code == 400
+    assert "at most 64 resources" in str(response.json()["errors"])
+    many = {"containers": [{"name": f"c{i}", "requests": {"cpu": "1"}} for i in range(100)]}
+    response = client_for("operator").post("/api/v1/clusters/trio/whatif", many, format="json")
+    assert response.status_code == 400
+    assert "at most 64 containers" in str(response.json()["errors"])

@@ -41,3 +41,29 @@ def test_roles_without_what_if_cannot_read_tasks(
 
 def test_an_unknown_task_is_404(operator: APIClient) -> None:
     assert operator.get("/api/v1/tasks/00000000-0000-0000-0000-000000000000").status_code == 404
+
+
+def test_finished_tasks_expire_and_running_ones_stay(trio, user_for, settings) -> None:
+    """Issue 28: finished what-if tasks (a 103 MB result among them) were never deleted."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from scheduler_api.choices import TaskState
+    from scheduler_api.models import WhatIfTask
+    from scheduler_api.tasks import expire_whatif_tasks
+    from topology.services.schedules import EXPIRE_TASKS_TASK, wanted_schedules
+
+    settings.WHATIF_TASK_RETENTION_SECONDS = 3600
+    owner = user_for("operator")
+    old = timezone.now() - timedelta(hours=2)
+    for state in (TaskState.SUCCEEDED, TaskState.FAILED, TaskState.RUNNING, TaskState.PENDING):
+        task = WhatIfTask.objects.create(user=owner, cluster=trio, request={}, state=state)
+        WhatIfTask.objects.filter(pk=task.pk).update(created_at=old)
+    fresh = WhatIfTask.objects.create(user=owner, cluster=trio, request={}, state="succeeded")
+    assert expire_whatif_tasks() == 2
+    kept = set(WhatIfTask.objects.values_list("state", flat=True))
+    assert kept == {TaskState.RUNNING, TaskState.PENDING, TaskState.SUCCEEDED}
+    assert WhatIfTask.objects.filter(pk=fresh.pk).exists()
+    tasks = {w.task for w in wanted_schedules(resync_seconds=60, figures_seconds=60)}
+    assert EXPIRE_TASKS_TASK in tasks  # beat runs it

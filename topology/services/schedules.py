@@ -24,6 +24,10 @@ PREFIX = "topology: "
 HOUSEKEEPING_NAME = f"{PREFIX}keep schedules and watches running"
 HOUSEKEEPING_TASK = SCHEDULES_TASK
 HOUSEKEEPING_SECONDS = 60
+# The API's finished what-if tasks expire (named, not imported: topology imports no API).
+EXPIRE_TASKS_NAME = f"{PREFIX}expire finished what-if tasks"
+EXPIRE_TASKS_TASK = "scheduler_api.expire_whatif_tasks"
+EXPIRE_TASKS_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,10 @@ def figures_name(cluster: Cluster) -> str:
 
 
 def wanted_schedules(*, resync_seconds: int, figures_seconds: int) -> list[Wanted]:
-    wanted = [Wanted(HOUSEKEEPING_NAME, HOUSEKEEPING_TASK, HOUSEKEEPING_SECONDS, [])]
+    wanted = [
+        Wanted(HOUSEKEEPING_NAME, HOUSEKEEPING_TASK, HOUSEKEEPING_SECONDS, []),
+        Wanted(EXPIRE_TASKS_NAME, EXPIRE_TASKS_TASK, EXPIRE_TASKS_SECONDS, []),
+    ]
     for cluster in Cluster.objects.select_related("connection").order_by("pk"):
         wanted.append(Wanted(figures_name(cluster), FIGURES_TASK, figures_seconds, [cluster.pk]))
         connection = getattr(cluster, "connection", None)

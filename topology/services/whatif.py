@@ -67,6 +67,34 @@ POD_LEVEL_RESOURCES = (
 )
 
 
+# A what-if pod's size, bounded so that no question can grow an answer or a cache without
+# end (a pod naming 50,000 extended resources made a 106 MB answer). Real pods use a few.
+MAX_CONTAINERS = 64
+MAX_RESOURCES = 64
+
+
+def _check_size(manifest: dict[str, Any]) -> None:
+    """WhatIfInputError when the pod has too many containers or resources in a map."""
+    spec = manifest.get("spec")
+    if not isinstance(spec, dict):
+        return
+    errors: dict[str, list[str]] = {}
+    lists = [(key, spec.get(key)) for key in ("containers", "initContainers")]
+    counted = [(key, items) for key, items in lists if isinstance(items, list)]
+    if sum(len(items) for _, items in counted) > MAX_CONTAINERS:
+        errors["pod.spec.containers"] = [f"at most {MAX_CONTAINERS} containers in all"]
+    for key, items in counted:
+        for index, container in enumerate(items[:MAX_CONTAINERS]):
+            resources = container.get("resources") if isinstance(container, dict) else None
+            for kind in ("requests", "limits"):
+                amounts = resources.get(kind) if isinstance(resources, dict) else None
+                if isinstance(amounts, dict) and len(amounts) > MAX_RESOURCES:
+                    path = f"pod.spec.{key}.{index}.resources.{kind}"
+                    errors[path] = [f"at most {MAX_RESOURCES} resources"]
+    if errors:
+        raise WhatIfInputError(errors)
+
+
 def pod_from_manifest(manifest: Any) -> PodSpec:
     """A Pod manifest (dict) as the engine's PodSpec; spec.nodeName is ignored."""
     if not isinstance(manifest, dict):
@@ -77,6 +105,7 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
         check_nesting(manifest, refuse_nul=True)
     except (TooDeep, NulCharacter) as error:
         raise WhatIfInputError({"pod": [str(error)]}) from None
+    _check_size(manifest)
     obj = copy.deepcopy(manifest)
     obj.setdefault("apiVersion", "v1")
     obj["kind"] = "Pod"
