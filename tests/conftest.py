@@ -49,6 +49,14 @@ def role_groups(db: None) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> None:
+    """Rate-limit counters live in Django's cache; each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _no_snapshot_cache(settings: Any) -> None:
     """Tests build mirrors with factories, which bypass the writers that bump the mirror
     version; the snapshot cache is on only where a test asks for it."""

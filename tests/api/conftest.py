@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from scheduler_api.choices import Role
@@ -20,12 +19,6 @@ from topology.services.importer import import_objects
 
 ROLES = tuple(Role.values)
 PERSONAS = (*ROLES, "outsider")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttles() -> None:
-    """Throttle counters live in the cache; each test starts with none."""
-    cache.clear()
 
 
 def make_user(persona: str) -> User:

@@ -15,10 +15,7 @@ POD = {"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [{"name"
 
 @pytest.fixture
 def tight_rates(settings: Any) -> None:
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"whatif": "2/minute", "export": "1/hour"},
-    }
+    settings.API_THROTTLE_RATES = {"whatif": "2/minute", "export": "1/hour"}
 
 
 def test_what_if_is_throttled_per_user(tight_rates: None, client_for: Any, trio: Cluster) -> None:

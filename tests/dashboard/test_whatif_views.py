@@ -390,3 +390,13 @@ def test_the_best_node_can_be_reserved_through_a_prefilled_reservation_form(
     assert best is not None and form.initial["node"] == best
     assert f"Reserve these resources on {best}" in body
     assert json.loads(form.initial["pod_manifest"]) == the_manifest()
+
+
+def test_the_page_takes_from_the_same_what_if_limit_as_the_api(staff_client, small, settings):
+    """Issue 28: 200 concurrent dashboard what-ifs all ran; the API allowed 120 a minute."""
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "whatif": "2/minute"}
+    statuses = [staff_client.get(url(**GUARANTEED_16)).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    refused = staff_client.get(url("whatif-compare", **GUARANTEED_16))
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert staff_client.get(url()).status_code == 200  # the empty form costs nothing

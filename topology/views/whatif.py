@@ -7,12 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import plotly.graph_objects as go
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from topology.figures.coremap import core_map, legend_entries
 from topology.forms.whatif import WhatIfForms
+from topology.services.rate_limits import Decision, take
 from topology.services.whatif import WhatIfInputError
 from topology.services.whatif_compare import compare_page
 from topology.services.whatif_page import NodeFocus, whatif_page
@@ -35,12 +37,30 @@ def _links(request: HttpRequest) -> dict[str, str]:
     }
 
 
+def throttled(request: HttpRequest) -> Decision:
+    """The what-if's rate limit, the API's counter for the same user (`rate_limits`)."""
+    return take("whatif", f"user-{request.user.pk}")
+
+
+def too_many(request: HttpRequest, cluster: str, decision: Decision) -> HttpResponse:
+    message = (
+        "Too many what-ifs: the same per-user limit as the API applies "
+        f"({settings.API_THROTTLE_RATES['whatif']}). Try again in {decision.retry_after} s."
+    )
+    response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
 @login_required
 def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     forms = WhatIfForms(request.GET)
     result = None
     if forms.is_valid():
+        decision = throttled(request)
+        if not decision.allowed:
+            return too_many(request, cluster, decision)
         try:
             result = whatif_page(
                 cluster=selected,
@@ -70,6 +90,9 @@ def whatif_compare(request: HttpRequest, cluster: str) -> HttpResponse:
     forms = WhatIfForms(request.GET)
     result = None
     if forms.is_valid():
+        decision = throttled(request)
+        if not decision.allowed:
+            return too_many(request, cluster, decision)
         try:
             result = compare_page(cluster=selected, question=forms.question())
         except WhatIfInputError as error:
