@@ -1,0 +1,33 @@
+"""`page` and `page_size` are whole numbers ≥ 1 or a 400 naming them, as the schema says
+(issue 28: `page_size=null` was accepted, `page=-3` was a 404)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+NODES = "/api/v1/clusters/trio/nodes"
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("page_size=null", "page_size"),
+        ("page_size=0", "page_size"),
+        ("page=-3", "page"),
+        ("page=abc", "page"),
+        ("page_size=٣", "page_size"),
+    ],  # fmt: skip
+)
+def test_a_malformed_page_parameter_is_a_400_naming_it(client_for, trio, query, field) -> None:
+    response = client_for("viewer").get(f"{NODES}?{query}")
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+
+
+def test_valid_pages_still_work(client_for, trio) -> None:
+    viewer = client_for("viewer")
+    assert viewer.get(f"{NODES}?page=1&page_size=2").status_code == 200
+    assert viewer.get(f"{NODES}?page=last&page_size=2").status_code == 200
+    assert viewer.get(f"{NODES}?page=99").status_code == 404  # past the last: documented
+    assert viewer.get(f"{NODES}?page_size=100000").status_code == 200  # capped
