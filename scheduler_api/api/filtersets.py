@@ -5,6 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
+from drf_spectacular.utils import extend_schema_field
 
 from topology.choices import (
     Flavour,
@@ -76,11 +77,21 @@ class NodeFilterSet(django_filters.FilterSet):
         return queryset
 
 
+@extend_schema_field({"type": "string", "enum": ["true", "false"]})
+class StrictBooleanFilter(django_filters.TypedChoiceFilter):
+    """`true` or `false`, anything else a 400: django-filter's BooleanFilter reads any
+    other word as "not set" and quietly returns everything."""
+
+    def __init__(self, **kwargs: object) -> None:
+        choices = (("true", "true"), ("false", "false"))
+        super().__init__(choices=choices, coerce=lambda value: value == "true", **kwargs)
+
+
 class PodFilterSet(django_filters.FilterSet):
     node = django_filters.CharFilter(field_name="node_name", help_text="node name")
     namespace = django_filters.CharFilter()
-    has_exclusive_cpus = django_filters.BooleanFilter(
-        help_text="some source published a cpuset for the pod"
+    has_exclusive_cpus = StrictBooleanFilter(
+        help_text="`true`: some source published a cpuset for the pod; `false`: none did",
     )
     ordering = django_filters.OrderingFilter(
         fields=(("namespace", "namespace"), ("name", "name"), ("node_name", "node"))

@@ -31,3 +31,19 @@ def test_valid_pages_still_work(client_for, trio) -> None:
     assert viewer.get(f"{NODES}?page=last&page_size=2").status_code == 200
     assert viewer.get(f"{NODES}?page=99").status_code == 404  # past the last: documented
     assert viewer.get(f"{NODES}?page_size=100000").status_code == 200  # capped
+
+
+def test_a_boolean_filter_takes_true_or_false_only(client_for, trio) -> None:
+    viewer = client_for("viewer")
+    response = viewer.get("/api/v1/clusters/trio/pods?has_exclusive_cpus=__main__")
+    assert response.status_code == 400 and "has_exclusive_cpus" in response.json()["errors"]
+    every = viewer.get("/api/v1/clusters/trio/pods").json()["count"]
+    pinned = viewer.get("/api/v1/clusters/trio/pods?has_exclusive_cpus=true").json()["count"]
+    loose = viewer.get("/api/v1/clusters/trio/pods?has_exclusive_cpus=false").json()["count"]
+    assert pinned + loose == every
+
+
+@pytest.mark.parametrize("persona", ["admin", "viewer", "outsider"])
+def test_put_on_a_cluster_is_a_405_for_everyone(client_for, trio, persona) -> None:
+    response = client_for(persona).put("/api/v1/clusters/trio", {}, format="json")
+    assert response.status_code == 405

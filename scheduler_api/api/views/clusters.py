@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
+from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
@@ -32,6 +33,13 @@ class ClusterViewSet(viewsets.ModelViewSet):
 
     def get_queryset(self) -> Any:
         return clusters_with_sync_state()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """A method the resource does not offer (PUT) is a 405 for everyone, before roles
+        are asked: as the schema, which lists no PUT, says."""
+        if (request.method or "").lower() not in self.http_method_names:
+            raise MethodNotAllowed(request.method or "")
+        super().initial(request, *args, **kwargs)
 
     def get_serializer_class(self) -> type[BaseSerializer[Any]]:
         if self.action == "create":
