@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -20,7 +21,11 @@ from webapp.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("TOPOLENS_VAR_DIR", str(BASE_DIR / "var")))
+# The test suite never shares a database, broker folder or any file with a running
+# instance (`make run` keeps its own under var/): under pytest the default is var/test.
+TESTING = "pytest" in sys.modules
+DEFAULT_VAR_DIR = BASE_DIR / "var" / "test" if TESTING else BASE_DIR / "var"
+VAR_DIR = Path(env_str("TOPOLENS_VAR_DIR", str(DEFAULT_VAR_DIR)))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = secret_key("SECRET_KEY", VAR_DIR / "secret_key")
