@@ -15,4 +15,6 @@ echo "Topolens is running: open http://$host:$port/"
 echo "Admin: http://$host:$port/admin/ (user admin, password in var/admin_password)"
 echo "Celery worker log: var/celery-worker.log. Stop with Ctrl-C."
 echo
-DEBUG=${DEBUG:-true} "$bin/python" manage.py runserver "$host:$port"
+# DEBUG stays off (set DEBUG=true to debug): unknown URLs get a plain 404, and WhiteNoise
+# serves the collected static files compressed and cacheable.
+DEBUG=${DEBUG:-false} "$bin/python" manage.py runserver "$host:$port"

@@ -6,6 +6,7 @@ class TopologyConfig(AppConfig):
     verbose_name = "Cluster topology mirror"
 
     def ready(self) -> None:
+        from topology import checks  # noqa: F401  (registers the system checks)
         from topology.services import after_response
 
         after_response.connect()

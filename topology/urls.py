@@ -1,6 +1,4 @@
-from django.templatetags.static import static
 from django.urls import path
-from django.views.generic import RedirectView
 
 from topology.views import home, nodes, overview, qos, reservations, sync, whatif
 
@@ -8,7 +6,7 @@ app_name = "topology"
 urlpatterns = [
     path("", home.home, name="home"),
     # Browsers ask for /favicon.ico on every page, the admin's login page included.
-    path("favicon.ico", RedirectView.as_view(url=static("topology/favicon.svg"), permanent=True)),
+    path("favicon.ico", home.favicon),
     path("switch/", home.switch_cluster, name="switch"),
     path("sync/", sync.sync_health, name="sync"),
     path("c/<slug:cluster>/", overview.overview, name="overview"),

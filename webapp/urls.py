@@ -2,15 +2,21 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from webapp.offline import same_host_only
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("scheduler_api.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "api/schema/swagger-ui/",
-        SpectacularSwaggerView.as_view(url_name="schema"),
+        same_host_only(SpectacularSwaggerView.as_view(url_name="schema")),
         name="swagger-ui",
     ),
-    path("api/schema/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path(
+        "api/schema/redoc/",
+        same_host_only(SpectacularRedocView.as_view(url_name="schema")),
+        name="redoc",
+    ),
     path("", include("topology.urls")),
 ]

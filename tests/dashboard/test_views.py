@@ -101,7 +101,7 @@ def test_overview_lists_nodes_with_badges_and_summary(staff_client, cluster):
     assert summary.largest_pod == 22
     body = response.content.decode()
     assert 'title="Koordinator (NRT v1alpha1 + koordlet)">koordinator</span>' in body
-    assert 'id="zone-heatmap-data"' in body and "topology/vendor/plotly.min.js" in body
+    assert 'id="zone-heatmap-data"' in body and "topology/vendor/plotly-cartesian.min.js" in body
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 
 from topology.models import Cluster
@@ -32,3 +33,9 @@ def switch_cluster(request: HttpRequest) -> HttpResponse:
     cluster = get_cluster(request.GET.get("cluster", ""))
     section = SECTIONS.get(request.GET.get("section", ""), SECTIONS["overview"])
     return redirect(reverse(section, kwargs={"cluster": cluster.name}))
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on every page, the admin's login page included. The
+    static name is looked up per request: collected files carry a content hash."""
+    return HttpResponsePermanentRedirect(static("topology/favicon.svg"))
