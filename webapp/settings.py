@@ -128,12 +128,14 @@ STORAGES = {
 }
 
 # --- Dashboard -------------------------------------------------------------------
-# Every dashboard page needs a login; the admin's login form is the staff login for
-# now. Plotly's JavaScript is our own static file (the cartesian bundle of the plotly.js
-# version the plotly package ships; `topology.checks` holds them equal), so the
-# dashboard needs no internet access.
-LOGIN_URL = "admin:login"
+# Every dashboard page needs a login (the dashboard's own, for any account with a role)
+# and the permissions the API asks for the same action (`topology.access`). Plotly's
+# JavaScript is our own static file (the cartesian bundle of the plotly.js version the
+# plotly package ships; `topology.checks` holds them equal), so the dashboard needs no
+# internet access.
+LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "topology:home"
+LOGOUT_REDIRECT_URL = "login"
 # --- end of dashboard block --------------------------------------------------------
 
 # Django's cache: per process by default; in production Redis (CACHE_URL), shared by

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.test import Client
 
@@ -84,9 +85,10 @@ class Watch:
 
 
 @pytest.fixture
-def page(browser, live_server, django_user_model):
-    """A logged-in staff page that records console errors and requests off the server."""
+def page(browser, live_server, django_user_model, role_groups):
+    """A logged-in operator's page that records console errors and requests off the server."""
     user = django_user_model.objects.create_user("browser", password=None, is_staff=True)
+    user.groups.add(Group.objects.get(name="operator"))
     client = Client()
     client.force_login(user)
     context = browser.new_context(

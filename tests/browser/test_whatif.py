@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.test import Client
 
 from .conftest import assert_accessible, screenshot, wait_for_charts
@@ -88,9 +89,10 @@ def test_a_what_if_ranks_the_nodes_and_highlights_the_cores_it_would_get(page, d
 
 
 def test_the_form_and_the_table_work_without_javascript(
-    browser, live_server, demo, django_user_model
+    browser, live_server, demo, django_user_model, role_groups
 ):
     staff = django_user_model.objects.create_user("no-script", password=None, is_staff=True)
+    staff.groups.add(Group.objects.get(name="operator"))
     client = Client()
     client.force_login(staff)
     context = browser.new_context(

@@ -34,6 +34,7 @@ def test_ordinary_quantities_still_parse() -> None:
     assert to_base_units("cpu", "500m") == 500
     assert to_base_units("memory", " 4Gi ") == 4 * 2**30  # UnmarshalJSON trims spaces
     assert to_base_units("memory", "1e-999999") == 1  # a positive amount rounds up to 1
+    assert to_base_units("memory", "0E3000000") == 0  # found by the fuzz test below
     assert to_base_units("memory", 2**40) == 2**40
     with pytest.raises(FieldError):
         to_base_units("memory", 2**70)

@@ -64,7 +64,9 @@ def parse_quantity(value: object) -> Decimal:
         return min(number * _BINARY[match["binary"]], Decimal(MAX_AMOUNT))
     if match["exponent"]:
         exponent = int(match["exponent"][1:])
-        if number and number.adjusted() + exponent > MAX_DECIMAL_DIGITS:
+        if not number:
+            return Decimal(0)  # zero at any exponent (scaleb would overflow the context)
+        if number.adjusted() + exponent > MAX_DECIMAL_DIGITS:
             raise FieldError(f"{value!r} is larger than Kubernetes counts (2^63 - 1)")
         return number.scaleb(max(exponent, -MAX_QUANTITY_CHARS))
     return number * _DECIMAL[match["decimal"] or ""]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 
+from topology.access import Action, requires
 from topology.models import Cluster
 from topology.views.common import get_cluster, page_context
 
@@ -20,7 +20,7 @@ SECTIONS = {
 }
 
 
-@login_required
+@requires(Action.READ_CLUSTERS)
 def home(request: HttpRequest) -> HttpResponse:
     first = Cluster.objects.order_by("name").first()
     if first is None:
@@ -28,7 +28,7 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("topology:overview", cluster=first.name)
 
 
-@login_required
+@requires(Action.READ_CLUSTERS)
 def switch_cluster(request: HttpRequest) -> HttpResponse:
     cluster = get_cluster(request.GET.get("cluster", ""))
     section = SECTIONS.get(request.GET.get("section", ""), SECTIONS["overview"])

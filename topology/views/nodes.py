@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from topology.access import Action, requires
 from topology.choices import CPUState
 from topology.figures.coremap import core_map, legend_entries
 from topology.figures.encode import payload_json
@@ -43,12 +43,12 @@ def _context(cluster_name: str, node_name: str) -> dict[str, Any]:
     )
 
 
-@login_required
+@requires(Action.READ_NODE_TOPOLOGY)
 def node_page(request: HttpRequest, cluster: str, node: str) -> HttpResponse:
     return render(request, "topology/node_detail.html", _context(cluster, node))
 
 
-@login_required
+@requires(Action.READ_NODE_TOPOLOGY)
 def node_live(request: HttpRequest, cluster: str, node: str) -> HttpResponse:
     context = _context(cluster, node)
     html = {key: render_to_string(name, context, request) for key, name in PARTIALS.items()}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from topology.access import Action, requires
 from topology.figures.encode import payload_json
 from topology.figures.overview import free_distribution, zone_heatmap
 from topology.selectors.overview import overview_data
@@ -59,12 +59,12 @@ def _context(request: HttpRequest, cluster_name: str) -> dict[str, Any]:
     )
 
 
-@login_required
+@requires(Action.READ_NODES)
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     return render(request, "topology/overview.html", _context(request, cluster))
 
 
-@login_required
+@requires(Action.READ_NODES)
 def overview_live(request: HttpRequest, cluster: str) -> HttpResponse:
     context = _context(request, cluster)
     html = {key: render_to_string(name, context, request) for key, name in PARTIALS.items()}

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from topology.access import Action, requires
 from topology.figures.qos import l3_ways
 from topology.selectors.qos import qos_page
 from topology.services.qos_draft import pending_qos_draft
 from topology.views.common import get_cluster, page_context
 
 
-@login_required
+@requires(Action.READ_QOS)
 def qos(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     data = qos_page(selected)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from topology.access import Action, requires
 from topology.choices import ReservationPhase
 from topology.selectors.reservations import reservation_detail, reservation_rows, reservations
 from topology.views.common import get_cluster, page_context, query_without
@@ -14,7 +14,7 @@ from topology.views.common import get_cluster, page_context, query_without
 PAGE_SIZE = 100
 
 
-@login_required
+@requires(Action.READ_RESERVATIONS)
 def reservation_list(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     phase = request.GET.get("phase", "")
@@ -31,7 +31,7 @@ def reservation_list(request: HttpRequest, cluster: str) -> HttpResponse:
     return render(request, "topology/reservation_list.html", context)
 
 
-@login_required
+@requires(Action.READ_RESERVATIONS)
 def reservation_page(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     selected = get_cluster(cluster)
     row, conditions = reservation_detail(selected, name)

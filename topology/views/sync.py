@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from topology.access import Action, requires
 from topology.selectors.sync import STALE_AFTER, cluster_syncs
 from topology.views.common import page_context
 
 
-@login_required
+@requires(Action.READ_SYNC)
 def sync_health(request: HttpRequest) -> HttpResponse:
     stale_minutes = int(STALE_AFTER.total_seconds() // 60)
     context = page_context(None, "sync", syncs=cluster_syncs(), stale_minutes=stale_minutes)

@@ -8,10 +8,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from topology.access import Action, requires
 from topology.figures.coremap import core_map, legend_entries
 from topology.forms.whatif import WhatIfForms
 from topology.services.rate_limits import Decision, take
@@ -52,7 +52,7 @@ def too_many(request: HttpRequest, cluster: str, decision: Decision) -> HttpResp
     return response
 
 
-@login_required
+@requires(Action.RUN_WHATIF)
 def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     forms = WhatIfForms(request.GET)
@@ -84,7 +84,7 @@ def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
     return render(request, "topology/whatif.html", context)
 
 
-@login_required
+@requires(Action.RUN_WHATIF)
 def whatif_compare(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     forms = WhatIfForms(request.GET)

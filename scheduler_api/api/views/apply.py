@@ -31,6 +31,7 @@ from scheduler_api.api.throttles import WhatIfThrottle
 from scheduler_api.api.views.base import CLUSTER_PARAMETER, NODE_PARAMETER, ClusterScopedMixin
 from scheduler_api.errors import error_body
 from scheduler_api.services.whatif import whatif_question
+from topology.access import PERMISSIONS, Action
 from topology.choices import ApplyStatus, WriteKind
 from topology.editing.reservation import (
     RESERVATION_SCHEDULER,
@@ -48,7 +49,6 @@ from topology.services.writeback import (
 )
 
 APPLY_PERMISSION = "topology.apply_nodepolicy"
-RUN_WHATIF = "scheduler_api.run_whatif"
 APPLY_RESPONSES = {
     202: OpenApiResponse(
         ApplyRecordSerializer,
@@ -159,7 +159,7 @@ class ReservationCreateMixin:
 
     required_permissions = {
         "GET": ("topology.view_reservation",),
-        "POST": (RUN_WHATIF, "topology.view_cluster"),
+        "POST": PERMISSIONS[Action.RUN_WHATIF],
     }
     cluster: Cluster
     action: str

@@ -26,15 +26,14 @@ from scheduler_api.services.whatif import (
     whatif_runs_in_background,
 )
 from scheduler_api.services.whatif_submit import whatif_task_submit
+from topology.access import PERMISSIONS, Action
 from topology.models import Cluster
 from topology.services.whatif import WhatIfInputError
-
-RUN_WHATIF = "scheduler_api.run_whatif"
 
 
 class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
     queryset = Cluster.objects.all()
-    required_permissions = {"POST": (RUN_WHATIF, "topology.view_cluster")}
+    required_permissions = {"POST": PERMISSIONS[Action.RUN_WHATIF]}  # as the dashboard
     serializer_class = WhatIfRequestSerializer
     throttle_classes = [WhatIfThrottle]
     renderer_classes = [FastJSONRenderer]  # thousands of verdicts per answer
