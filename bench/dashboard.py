@@ -74,7 +74,10 @@ def staff_client():  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from django.contrib.auth.models import Group
+
     user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})
+    user.groups.add(Group.objects.get(name="viewer"))  # the dashboard asks for a role
     client = Client()
     client.force_login(user)
     return client
@@ -141,7 +144,7 @@ def first_draw(cases: dict[str, str]) -> None:
     base, server = serve()
     cookie = staff_client().cookies[settings.SESSION_COOKIE_NAME].value
     print("\ntime to first chart draw in Chromium (ms from navigation start; server warmed up;")
-    print("cold: empty browser cache, so plotly.min.js is fetched and compiled; warm: reload)")
+    print("cold: empty browser cache, so plotly.js is fetched and compiled; warm: reload)")
     print(f"{'case':36} {'cold':>8} {'warm':>8} {'of which plotly.js':>20}")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -167,14 +170,14 @@ def first_draw(cases: dict[str, str]) -> None:
 
 
 def _draw(page, url: str) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """(first draw, time spent fetching and running plotly.min.js), ms from navigation start."""
+    """(first draw, time spent fetching and running plotly.js), ms from navigation start."""
     page.goto(url)
     page.wait_for_function("() => window.topolens && window.topolens.firstDraw !== null")
     return tuple(
         page.evaluate(
-            """() => {
+            r"""() => {
               const plotly = performance.getEntriesByType('resource')
-                .find(r => r.name.endsWith('plotly.min.js'));
+                .find(r => /plotly[^/]*\.js$/.test(r.name));
               return [window.topolens.firstDraw,
                       window.topolens.scriptStart - (plotly ? plotly.startTime : 0)];
             }"""
