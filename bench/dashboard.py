@@ -72,9 +72,8 @@ def prepare(nodes: int) -> None:
 
 def staff_client():  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
-    from django.test import Client
-
     from django.contrib.auth.models import Group
+    from django.test import Client
 
     user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})
     user.groups.add(Group.objects.get(name="viewer"))  # the dashboard asks for a role
@@ -193,6 +192,9 @@ def main() -> None:
     args = parser.parse_args()
     configure(args.rebuild)
     prepare(args.nodes)
+    from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)  # pages link hashed names
     cases = server_figures(args.runs)
     first_draw(cases)
     print(

@@ -49,12 +49,27 @@ MEMORY_LIKE_PREFIXES = ("memory", "hugepages-", "ephemeral-storage", "storage")
 
 
 def human_amount(resource: str, amount: int) -> str:
-    """An amount in base units written for a person: cores for cpu, binary units for bytes."""
+    """An amount in base units written for a person: CPUs for cpu ("6 CPUs", "92.85 CPUs"),
+    the largest binary unit for bytes ("2Gi" when exact, "13.5Gi" to three significant
+    digits otherwise), a plain count for anything else."""
     if resource == "cpu":
-        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+        cpus = f"{amount / 1000:.3f}".rstrip("0").rstrip(".")
+        return f"{cpus} CPU" if cpus == "1" else f"{cpus} CPUs"
     if resource.startswith(MEMORY_LIKE_PREFIXES):
-        return format_quantity(amount, QuantityFormat.BINARY_SI)
+        return human_bytes(amount)
     return str(amount)
+
+
+def human_bytes(amount: int) -> str:
+    """Bytes in the largest binary unit that holds at least one: exact when it divides,
+    else rounded to three significant digits ("13.5Gi")."""
+    exponent = 0
+    while exponent < len(BINARY_SUFFIXES) - 1 and abs(amount) >= 1024 ** (exponent + 1):
+        exponent += 1
+    unit = 1024**exponent
+    if amount % unit == 0:
+        return f"{amount // unit}{BINARY_SUFFIXES[exponent]}"
+    return f"{amount / unit:.3g}{BINARY_SUFFIXES[exponent]}"
 
 
 @dataclass(frozen=True, slots=True)

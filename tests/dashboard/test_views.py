@@ -15,7 +15,7 @@ from tests.factories import (
     ReservationFactory,
     koordinator_node,
 )
-from topology.models import Cluster
+from topology.models import Cluster, Node
 from topology.selectors import overview as overview_selectors
 
 from .factories import upstream_node
@@ -212,3 +212,20 @@ def test_node_live_json(staff_client, cluster):
     payload = json.loads(staff_client.get(url("node-live", cluster="prod", node="koord-1")).content)
     assert set(payload["figures"]) == {"core-map", "zone-bars"}
     assert {"core-legend", "zone-counts", "node-pods", "data-age"} == set(payload["data"]["html"])
+
+
+def test_the_node_page_writes_quantities_as_kubernetes_does(staff_client, cluster):
+    """Issue 27: "Crane reserved: cpu=2000, memory=4294967296", the raw Node shown with
+    its stored integers ("cpu": 380000), and "NRT topologyPolicies: None"."""
+    node = Node.objects.get(cluster=cluster, name="koord-1")
+    node.allocatable = {"cpu": 380_000, "memory": 4 * 2**30}
+    node.save()
+    topology = node.topology
+    topology.topology_policies = ["None"]
+    topology.crane_cpu_manager_policy = "Static"
+    topology.crane_reserved = {"cpu": 2000, "memory": 4 * 2**30}
+    topology.save()
+    body = staff_client.get(url("node", cluster="prod", node="koord-1")).content.decode()
+    assert "cpu=2, memory=4Gi" in body
+    assert "&quot;cpu&quot;: &quot;380&quot;" in body and "380000" not in body
+    assert "[&quot;None&quot;]" in body

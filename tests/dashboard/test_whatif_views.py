@@ -151,8 +151,8 @@ def test_each_miss_says_why_per_zone(staff_client, small):
     result = response.context["result"]
     crane = next(row for row in result.page.object_list if row.node == "worker-02")
     assert not crane.fits
-    assert "cpu short by 6 on zone 0; insufficient-numa" in crane.reasons
-    assert "cpu short by 6 on zone 0; insufficient-numa" in response.content.decode()
+    assert "cpu short by 6 CPUs on zone 0; insufficient-numa" in crane.reasons
+    assert "cpu short by 6 CPUs on zone 0; insufficient-numa" in response.content.decode()
     checks = {reason.check: reason.nodes for reason in result.reasons}
     assert checks["insufficient-numa"] == 2 and checks["node-resources-fit"] == 2
 

@@ -72,8 +72,8 @@ def test_a_refusal_names_every_zone_and_its_shortfall() -> None:
 def test_a_cpu_shortfall_reads_in_cores() -> None:
     result = nrt_match.filter_node(f.NODES["node1"], guaranteed({"cpu": "10", "memory": "1Gi"}))
     assert [str(r) for r in result.reasons] == [
-        "cpu short by 6 on zone 0 for container cnt-1; single-numa-node",
-        "cpu short by 2 on zone 1 for container cnt-1; single-numa-node",
+        "cpu short by 6 CPUs on zone 0 for container cnt-1; single-numa-node",
+        "cpu short by 2 CPUs on zone 1 for container cnt-1; single-numa-node",
     ]
 
 

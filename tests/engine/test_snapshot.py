@@ -199,7 +199,7 @@ def test_cpuset_list_format() -> None:
 
 def test_reason_reads_as_a_sentence() -> None:
     assert str(Reason(ReasonCheck.SINGLE_NUMA_NODE, 1, "cpu", 2000)) == (
-        "cpu short by 2 on zone 1; single-numa-node"
+        "cpu short by 2 CPUs on zone 1; single-numa-node"
     )
     assert str(Reason(ReasonCheck.INSUFFICIENT_NUMA, 0, "memory", 2 * 2**30)) == (
         "memory short by 2Gi on zone 0; insufficient-numa"

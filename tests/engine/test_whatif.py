@@ -52,8 +52,8 @@ def test_a_miss_says_which_zone_is_short_of_what_and_by_how_much() -> None:
     verdict = evaluate(snapshot, guaranteed({"cpu": "8", "memory": "1Gi"})).verdict("node-3")
     assert not verdict.fits
     assert [str(r) for r in verdict.reasons] == [
-        "cpu short by 2 on zone 0; single-numa-node",
-        "cpu short by 6 on zone 1; single-numa-node",
+        "cpu short by 2 CPUs on zone 0; single-numa-node",
+        "cpu short by 6 CPUs on zone 1; single-numa-node",
     ]
 
 
@@ -62,7 +62,7 @@ def test_node_resources_fit_and_cordon_run_before_the_topology_plugin() -> None:
     cordoned = two_zone_node("cordoned", "8", "8", unschedulable=True)
     result = evaluate(ClusterSnapshot((full, cordoned)), guaranteed({"cpu": "2", "memory": "1Gi"}))
     assert [r.check for r in result.verdict("full").reasons] == [ReasonCheck.NODE_RESOURCES_FIT]
-    assert str(result.verdict("full").reasons[0]) == "cpu short by 1; node-resources-fit"
+    assert str(result.verdict("full").reasons[0]) == "cpu short by 1 CPU; node-resources-fit"
     assert result.verdict("cordoned").reasons[0].check is ReasonCheck.NODE_UNSCHEDULABLE
 
 
@@ -229,3 +229,18 @@ def test_a_reasons_text_is_kept_for_the_whole_reason() -> None:
     reasons = (fit, more, zoned, named, fit, zoned)
     assert [reason_text(r) for r in reasons] == [str(r) for r in reasons]
     assert len({reason_text(r) for r in reasons}) == 4
+
+
+@pytest.mark.parametrize(
+    ("resource", "short", "text"),
+    [
+        ("cpu", 92_850, "cpu short by 92.85 CPUs"),
+        ("cpu", 1000, "cpu short by 1 CPU"),
+        ("memory", 14_139_474 * 1024, "memory short by 13.5Gi"),
+        ("memory", 2 * GI, "memory short by 2Gi"),
+    ],  # fmt: skip
+)
+def test_a_shortfall_is_written_in_units_a_person_reads(resource: str, short: int, text: str):
+    """Issue 27: "cpu short by 92850m", "memory short by 14139474Ki"."""
+    reason = Reason(ReasonCheck.NODE_RESOURCES_FIT, None, resource, short)
+    assert str(reason) == f"{text}; node-resources-fit"

@@ -22,6 +22,7 @@ from topology.models import (
     PodAllocation,
     Reservation,
 )
+from topology.parsers.quantity import format_resource_list
 from topology.selectors.common import related_or_none
 from topology.selectors.overview import node_row, zones_of
 from topology.selectors.types import NodeRow, ZoneCell
@@ -196,7 +197,8 @@ def policies(node: Node, topology: NodeTopology | None) -> list[tuple[str, str]]
             ("Topology Manager scope", topology.tm_scope),
             ("max NUMA nodes", str(topology.tm_max_numa_nodes)),
             ("Topology Manager options", _kv(topology.tm_options)),
-            ("NRT topologyPolicies", ", ".join(topology.topology_policies) or "—"),
+            # the NRT's own strings, quoted: its legacy "None" policy is not Python's None
+            ("NRT topologyPolicies", json.dumps(list(topology.topology_policies)) or "—"),
             ("NRT API version", topology.api_version),
         ]
         if topology.cpu_manager_policy:
@@ -206,7 +208,7 @@ def policies(node: Node, topology: NodeTopology | None) -> list[tuple[str, str]]
         if topology.crane_cpu_manager_policy or topology.crane_topology_policy:
             rows.append(("Crane cpuManagerPolicy", topology.crane_cpu_manager_policy or "—"))
             rows.append(("Crane topologyManagerPolicy", topology.crane_topology_policy or "—"))
-            rows.append(("Crane reserved", _kv(topology.crane_reserved)))
+            rows.append(("Crane reserved", _kv(_quantities(topology.crane_reserved))))
     rows += [(key, node.labels[key]) for key in KOORD_LABELS if key in (node.labels or {})]
     annotation = related_or_none(node, "cpu_reservation")
     if annotation is not None:
@@ -228,10 +230,19 @@ def _kv(mapping: dict[str, object] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted((mapping or {}).items())) or "—"
 
 
+def _quantities(amounts: dict[str, object] | None) -> dict[str, str]:
+    """Base-unit integers (millicores, bytes) as Kubernetes writes them ("2", "4Gi")."""
+    return format_resource_list({k: int(str(v)) for k, v in (amounts or {}).items()})
+
+
 def raw_objects(node: Node, topology: NodeTopology | None) -> list[tuple[str, str]]:
     meta = {"labels": node.labels, "annotations": node.annotations}
-    meta |= {"capacity": node.capacity, "allocatable": node.allocatable}
-    objects = [("Node (as mirrored)", json.dumps(meta, indent=2, sort_keys=True))]
+    meta |= {
+        "capacity": _quantities(node.capacity),
+        "allocatable": _quantities(node.allocatable),
+    }
+    title = "Node (as mirrored; quantities as Kubernetes serves them)"
+    objects = [(title, json.dumps(meta, indent=2, sort_keys=True))]
     if topology is not None:
         objects.append(("NodeResourceTopology", json.dumps(topology.raw, indent=2)))
     return objects
