@@ -179,15 +179,31 @@ class SyncResource(models.TextChoices):
 class CPUState(ColouredChoices):
     """What holds one logical CPU, as the dashboard and the API show it.
 
+    One vocabulary everywhere (README, "What the CPU words mean"): a CPU is **held
+    exclusively** by a pod, **reserved** (kubelet or node annotation), or **free for an
+    exclusive pod**; of the free ones, some are **in the shared pool** (unpinned pods'
+    requests use them until an exclusive pod takes them) and some are **held by a
+    Reservation** (free for its owners only). The overview's and the API's "free for an
+    exclusive pod" counts free + shared + reservation. The NRT's own `available` is a
+    different, published figure, always labelled "NRT available".
+
     The mark is drawn in the cell and repeated in the legend; an exclusive CPU
     shows its pod's own code (A, B, …) and colour instead of the ones here.
     """
 
-    EXCLUSIVE = "exclusive", Label("exclusive to a pod", "#0072b2", "P")
-    SHARED = "shared", Label("shared pool (claimed by unpinned pods)", "#b9cfe4", "s")
+    EXCLUSIVE = "exclusive", Label("held exclusively by a pod", "#0072b2", "P")
+    SHARED = (
+        "shared",
+        Label(
+            "free for an exclusive pod, in the shared pool (unpinned pods use it)", "#b9cfe4", "s"
+        ),
+    )
     RESERVED = "reserved", Label("reserved (kubelet or node annotation)", "#4b5563", "x")
-    RESERVATION = "reservation", Label("held by a Reservation", "#f2c14e", "r")
-    FREE = "free", Label("free", "#f5f7fa", "")
+    RESERVATION = (
+        "reservation",
+        Label("free for an exclusive pod, held by a Reservation (for its owners)", "#f2c14e", "r"),
+    )
+    FREE = "free", Label("free for an exclusive pod, unused", "#f5f7fa", "")
 
 
 class WriteKind(models.TextChoices):

@@ -57,7 +57,7 @@ def test_clicking_a_heatmap_column_opens_its_node(page, demo):
     cell = page.evaluate(CELL_POSITION, ["zone-heatmap", None])
     page.mouse.move(cell["px"], cell["py"])
     page.wait_for_selector("#zone-heatmap .hoverlayer .hovertext")
-    assert "free exclusive CPUs" in page.locator("#zone-heatmap .hoverlayer").text_content()
+    assert "free for an exclusive pod" in page.locator("#zone-heatmap .hoverlayer").text_content()
     page.mouse.click(cell["px"], cell["py"])
     page.wait_for_url(f"**/nodes/{cell['node']}/")
 

@@ -103,9 +103,10 @@ def test_hover_names_cpu_core_socket_zone_and_holder():
     y, x = cell_of(figure, 9)
     hover = heatmap(figure).hovertext[y][x]
     assert "<b>CPU 9</b> · core 1 · socket 0 · zone node-0" in hover
-    assert "exclusive to a pod: [A] <b>team/web-0</b> (koordinator)" in hover
+    assert "held exclusively by a pod: [A] <b>team/web-0</b> (koordinator)" in hover
     y, x = cell_of(figure, 5)
-    assert "held by a Reservation: [r] <b>resv-web</b>" in heatmap(figure).hovertext[y][x]
+    held = "held by a Reservation (for its owners): [r] <b>resv-web</b>"
+    assert held in heatmap(figure).hovertext[y][x]
     assert "2 of 4 CPUs allocated" in heatmap(figure).hovertext[y][x]
 
 

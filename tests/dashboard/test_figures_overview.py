@@ -68,10 +68,10 @@ def test_missing_zones_are_empty():
 
 def test_hover_shows_free_used_reserved_memory_and_devices():
     text = zone_hover(ROWS[0], ROWS[0].zones[0])
-    assert "free exclusive CPUs: <b>22</b> of 30 allocatable" in text
-    assert "cpu: capacity 32 · allocatable 30 · available 22 · used 8 · reserved 2" in text
+    assert "free for an exclusive pod: <b>22</b> CPUs of 30 allocatable" in text
+    assert "cpu: capacity 32 · allocatable 30 · NRT available 22 · used 8 · reserved 2" in text
     assert "memory: capacity 64.0 GiB" in text and "used 20.0 GiB" in text
-    assert "nvidia.com/gpu: capacity 2 · allocatable 2 · available 1 · used 1" in text
+    assert "nvidia.com/gpu: capacity 2 · allocatable 2 · NRT available 1 · used 1" in text
 
 
 def test_hover_says_when_a_flavour_publishes_no_available():

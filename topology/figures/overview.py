@@ -13,7 +13,7 @@ from topology.figures.palette import AXIS, FREE_SCALE, NOT_COMPUTED, base_layout
 from topology.selectors.types import Amounts, Bucket, NodeRow, ZoneCell
 
 CELL_HEIGHT = 26
-NOT_COMPUTED_TEXT = "free exclusive CPUs: not computed yet"
+NOT_COMPUTED_TEXT = "free for an exclusive pod: not computed yet"
 AVAILABLE_NOTES = {
     Flavour.CRANE: "Crane publishes no per-zone available",
     Flavour.KOORDINATOR: "koordlet publishes available = allocatable",
@@ -25,7 +25,7 @@ def _resource_line(name: str, amounts: Amounts) -> str:
     used = amounts.used
     return (
         f"{name}: capacity {show(amounts.capacity)} · allocatable {show(amounts.allocatable)}"
-        f" · available {show(amounts.available)} · used {show(used)}"
+        f" · NRT available {show(amounts.available)} · used {show(used)}"
         f" · reserved {show(amounts.reserved)}"
     )
 
@@ -38,7 +38,7 @@ def zone_hover(row: NodeRow, cell: ZoneCell) -> str:
         lines.append(NOT_COMPUTED_TEXT)
     else:
         of = f" of {fmt.cores(cpu.allocatable)} allocatable" if cpu else ""
-        lines.append(f"free exclusive CPUs: <b>{cell.free_exclusive_cpus}</b>{of}")
+        lines.append(f"free for an exclusive pod: <b>{cell.free_exclusive_cpus}</b> CPUs{of}")
     for name in ("cpu", "memory"):
         if name in cell.resources:
             lines.append(_resource_line(name, cell.resources[name]))

@@ -41,7 +41,9 @@ class NodeRowSerializer(serializers.Serializer):
     free_cpus_by_zone = serializers.DictField(
         child=serializers.IntegerField(),
         allow_null=True,
-        help_text="NUMA id → free exclusive CPUs",
+        help_text="NUMA id → CPUs free for an exclusive pod (whole CPUs): neither held "
+        "exclusively nor reserved, the same figure as the dashboard's; not the NRT's own "
+        "`available`",
     )
 
 
@@ -71,7 +73,10 @@ class NodeTopologySummarySerializer(serializers.ModelSerializer):
 
 
 class NodeFiguresSerializer(serializers.ModelSerializer):
-    free_cpus_by_zone = serializers.DictField(child=serializers.IntegerField())
+    free_cpus_by_zone = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="NUMA id → CPUs free for an exclusive pod (whole CPUs), as the dashboard",
+    )
     largest_exclusive_pod = serializers.DictField(
         child=serializers.IntegerField(), help_text="Topology Manager policy → CPUs"
     )
