@@ -9,6 +9,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests.factories import ClusterFactory
+from topology.choices import SyncResource
 from topology.models import Cluster, SyncState
 
 from .factories import NodeFactory, PodFactory
@@ -48,7 +49,7 @@ def test_data_age_comes_from_the_last_import_until_the_sync_runs(viewer: APIClie
     body = viewer.get("/api/v1/clusters/prod").json()
     assert body["data_age"]["source"] == "last import"
     assert 299 <= body["data_age"]["seconds"] < 330
-    assert body["sync"] == []
+    assert body["sync"] and all(state["synced_through"] is None for state in body["sync"])
 
 
 def test_data_age_is_the_stalest_served_collection_once_synced(viewer: APIClient) -> None:
@@ -68,7 +69,8 @@ def test_data_age_is_the_stalest_served_collection_once_synced(viewer: APIClient
     assert body["data_age"]["source"] == "live sync (stalest collection)"
     assert 90 <= body["data_age"]["seconds"] < 120
     by_resource = {state["resource"]: state for state in body["sync"]}
-    assert set(by_resource) == {"nodes", "pods", "reservations.scheduling.koordinator.sh"}
+    assert set(by_resource) == set(SyncResource.values)  # every collection, as the Sync page
+    assert by_resource["configmaps/slo-controller-config"]["synced_through"] is None
     assert by_resource["reservations.scheduling.koordinator.sh"]["served"] is False
     assert by_resource["pods"]["age_seconds"] >= 90
 
@@ -118,3 +120,12 @@ def test_the_name_cannot_be_changed(admin: APIClient) -> None:
 def test_put_is_not_offered(admin: APIClient) -> None:
     ClusterFactory(name="prod")
     assert admin.put("/api/v1/clusters/prod", {"description": "x"}, "json").status_code == 405
+
+
+def test_a_cluster_lists_every_collection_as_the_sync_page_does(viewer, cluster) -> None:
+    """Issue 27: `clusters/{c}` showed `sync: []` while the Sync health page listed six."""
+    from topology.choices import SyncResource
+
+    body = viewer.get(f"/api/v1/clusters/{cluster.name}").json()
+    assert [state["resource"] for state in body["sync"]] == list(SyncResource.values)
+    assert all(state["synced_through"] is None for state in body["sync"])

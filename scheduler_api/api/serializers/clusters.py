@@ -10,6 +10,7 @@ from rest_framework.validators import UniqueValidator
 
 from scheduler_api.api.field_validation import KnownFieldsMixin
 from scheduler_api.selectors.clusters import age_seconds, cluster_data_age
+from topology.choices import SyncResource
 from topology.models import Cluster, SyncState
 
 
@@ -40,6 +41,16 @@ class SyncStateSerializer(serializers.ModelSerializer):
         return age_seconds(state.synced_through)
 
 
+def every_collection(cluster: Cluster) -> list[SyncState]:
+    """The cluster's sync states (prefetched), and an empty one for each collection it has
+    none of yet, in SyncResource order."""
+    found = {state.resource: state for state in cluster.sync_states.all()}
+    return [
+        found.get(resource) or SyncState(cluster=cluster, resource=resource)
+        for resource in SyncResource.values
+    ]
+
+
 class DataAgeSerializer(serializers.Serializer):
     as_of = serializers.DateTimeField(allow_null=True)
     seconds = serializers.FloatField(allow_null=True)
@@ -50,7 +61,10 @@ class ClusterSerializer(serializers.ModelSerializer):
     node_count = serializers.IntegerField(read_only=True)
     pod_count = serializers.IntegerField(read_only=True)
     data_age = serializers.SerializerMethodField()
-    sync = SyncStateSerializer(source="sync_states", many=True, read_only=True)
+    sync = serializers.SerializerMethodField(
+        help_text="every collection Topolens mirrors, as the Sync health page lists them; one "
+        "never synced (an imported cluster) has zero counts and null times"
+    )
 
     class Meta:
         model = Cluster
@@ -70,6 +84,10 @@ class ClusterSerializer(serializers.ModelSerializer):
     def get_data_age(self, cluster: Cluster) -> dict[str, Any]:
         age = cluster_data_age(cluster)
         return {"as_of": age.as_of, "seconds": age_seconds(age.as_of), "source": age.source}
+
+    @extend_schema_field(SyncStateSerializer(many=True))
+    def get_sync(self, cluster: Cluster) -> list[dict[str, Any]]:
+        return list(SyncStateSerializer(every_collection(cluster), many=True).data)
 
 
 class ClusterCreateSerializer(KnownFieldsMixin, serializers.Serializer):
