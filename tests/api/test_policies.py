@@ -73,3 +73,16 @@ def test_the_serializer_is_ready_for_editing(cluster: Cluster) -> None:
     assert not both.is_valid() and "reservation_cpu_count" in both.errors
     wrong = NodePolicySerializer(policy, data={"cpu_bind_policy": "Sideways"}, partial=True)
     assert not wrong.is_valid() and "cpu_bind_policy" in wrong.errors
+
+
+def test_a_node_without_a_draft_answers_its_starting_point(
+    viewer: APIClient, cluster: Cluster
+) -> None:
+    """Issue 27: `GET policies/{node}` was a 404 for a node without a draft."""
+    NodeFactory(cluster=cluster, name="bare")
+    response = viewer.get(f"{POLICIES}/bare")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["draft"] is False and body["node"] == "bare"
+    assert all(body[field] in (None, "") for field in NodePolicy.FIELDS)
+    assert viewer.get(f"{POLICIES}/no-such-node").status_code == 404

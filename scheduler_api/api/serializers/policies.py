@@ -17,10 +17,14 @@ class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """Null means "leave as observed"; "" for `numa_topology_policy` is Koordinator's None."""
 
     node = serializers.CharField(source="node.name", read_only=True)
+    draft = serializers.SerializerMethodField(
+        help_text="false: the node has no desired policy yet; every field is null (leave as "
+        "observed), the starting point a PUT or PATCH builds on"
+    )
 
     class Meta:
         model = NodePolicy
-        fields = ["node", *NodePolicy.FIELDS, "updated_at"]
+        fields = ["node", "draft", *NodePolicy.FIELDS, "updated_at"]
         read_only_fields = ["updated_at"]
         extra_kwargs = {
             "reservation_cpu_count": {
@@ -29,6 +33,9 @@ class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             },
             "reservation_cpus": {"help_text": 'cpulist to reserve; "" leaves it as observed'},
         }
+
+    def get_draft(self, policy: NodePolicy) -> bool:
+        return policy.pk is not None
 
     def validate_reservation_cpus(self, value: str) -> str:
         """A Linux cpulist, stored canonically ("0-3,8")."""

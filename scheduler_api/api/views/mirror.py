@@ -175,6 +175,15 @@ class NodePolicyViewSet(
     def cluster_queryset(self, cluster: Cluster) -> Any:
         return node_policies_of(cluster)
 
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A node without a desired policy answers its starting point (`draft: false`,
+        every field left as observed); only a node that does not exist is a 404."""
+        policy = self.cluster_queryset(self.cluster).filter(node__name=kwargs["node"]).first()
+        if policy is None:
+            node = get_object_or_404(Node, cluster=self.cluster, name=kwargs["node"])
+            policy = NodePolicy(node=node)
+        return Response(self.get_serializer(policy).data)
+
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         partial = bool(kwargs.pop("partial", False))
         node = get_object_or_404(Node, cluster=self.cluster, name=self.kwargs["node"])
