@@ -20,7 +20,8 @@ def pods_of(cluster: Cluster) -> QuerySet[Pod]:
 
 
 def reservations_of(cluster: Cluster) -> QuerySet[Reservation]:
-    return Reservation.objects.filter(cluster=cluster).defer("raw").order_by("name")
+    # raw: the creation time a TTL counts from (`expired`, `expires_at`)
+    return Reservation.objects.filter(cluster=cluster).order_by("name")
 
 
 def node_reservations_of(cluster: Cluster) -> QuerySet[NodeCPUReservation]:

@@ -158,3 +158,30 @@ def test_reservations_list_filters_by_phase(staff_client, django_assert_max_num_
         reverse("topology:reservation", kwargs={"cluster": "prod", "name": "resv-a"})
     ).content.decode()
     assert "labels app=web" in detail and "2 CPU" in detail
+
+
+def test_an_expired_reservation_is_never_shown_available(staff_client, staff):
+    """Issue 27: demo Reservations that expired in 2024 were shown as Available."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    cluster = ClusterFactory(name="prod")
+    node = koordinator_node(cluster)
+    past = timezone.now() - timedelta(hours=1)
+    ReservationFactory(node=node, name="resv-old", phase="Available", expires=past)
+    ReservationFactory(node=node, name="resv-new", phase="Available",
+                       expires=timezone.now() + timedelta(hours=1))  # fmt: skip
+    listing = staff_client.get(reverse("topology:reservations", kwargs={"cluster": "prod"}))
+    body = listing.content.decode()
+    assert "Expired <small>(status still says Available)</small>" in body
+    assert body.count("Expired <small>") == 1
+    detail = staff_client.get(
+        reverse("topology:reservation", kwargs={"cluster": "prod", "name": "resv-old"})
+    )
+    assert "Expired" in detail.content.decode()
+    api = APIClient()
+    api.force_authenticate(staff)
+    answer = {r["name"]: r for r in api.get("/api/v1/clusters/prod/reservations").json()["results"]}
+    assert answer["resv-old"]["expired"] is True and answer["resv-new"]["expired"] is False

@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-# Fixed clock: the fleet was racked mid-May, workloads started on 1 June, snapshot on 4 June.
-NODES_CREATED = datetime(2024, 5, 18, 8, 0, tzinfo=UTC)
-WORKLOADS_START = datetime(2024, 6, 1, 8, 0, tzinfo=UTC)
-SNAPSHOT_TIME = datetime(2024, 6, 4, 8, 0, tzinfo=UTC)
+# The demo's clock runs up to now (read once per process, so one process generates one
+# cluster): the fleet was racked 17 days ago, workloads started 3 days ago, and the
+# snapshot is now. Reservations and their TTLs are then current when a user looks, and
+# those that lapse later are shown expired, as a real cluster's would be.
+SNAPSHOT_TIME = datetime.now(UTC).replace(second=0, microsecond=0)
+NODES_CREATED = SNAPSHOT_TIME - timedelta(days=17)
+WORKLOADS_START = SNAPSHOT_TIME - timedelta(days=3)
 
 # The alphabet of Kubernetes' generated name suffixes (no vowels, no look-alikes).
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from topology.choices import ReservationPhase
@@ -36,9 +37,22 @@ class ReservationRow:
     def phase(self) -> ReservationPhase:
         return ReservationPhase(self.reservation.phase)
 
+    @property
+    def lapsed(self) -> bool:
+        """Past its expiry while its status still says it holds resources: Koordinator's
+        controller marks it Failed (reason Expired) on its next pass; never show it as
+        available meanwhile."""
+        live = self.reservation.phase in LIVE_PHASES
+        return live and self.expires_at is not None and self.expires_at <= timezone.now()
+
+
+LIVE_PHASES = (ReservationPhase.AVAILABLE, ReservationPhase.PENDING, ReservationPhase.WAITING)
+
 
 def reservations(cluster: Cluster, phase: str = "") -> QuerySet[Reservation]:
-    queryset = Reservation.objects.filter(cluster=cluster).select_related("node").defer("raw")
+    # raw is read for the creation time that a TTL counts from (a cluster has a few
+    # thousand Reservations at most)
+    queryset = Reservation.objects.filter(cluster=cluster).select_related("node")
     if phase in ReservationPhase.values:
         queryset = queryset.filter(phase=phase)
     return queryset.order_by("name")
@@ -49,6 +63,7 @@ def reservation_rows(items: Sequence[Reservation]) -> list[ReservationRow]:
 
 
 def reservation_row(reservation: Reservation, created: datetime | None = None) -> ReservationRow:
+    created = created or created_at(reservation)
     expires_at, rule = expiry(reservation, created)
     return ReservationRow(
         reservation,
@@ -63,9 +78,12 @@ def reservation_detail(cluster: Cluster, name: str) -> tuple[ReservationRow, lis
     reservation = get_object_or_404(
         Reservation.objects.filter(cluster=cluster).select_related("node"), name=name
     )
+    return reservation_row(reservation), conditions(reservation.raw or {})
+
+
+def created_at(reservation: Reservation) -> datetime | None:
     metadata = (reservation.raw or {}).get("metadata") or {}
-    created = parse_datetime(str(metadata.get("creationTimestamp") or ""))
-    return reservation_row(reservation, created), conditions(reservation.raw or {})
+    return parse_datetime(str(metadata.get("creationTimestamp") or ""))
 
 
 def expiry(reservation: Reservation, created: datetime | None) -> tuple[datetime | None, str]:

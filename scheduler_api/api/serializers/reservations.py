@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from scheduler_api.api.serializers.common import amounts_field, numa_amounts_field
 from topology.models import NodeCPUReservation, Reservation
+from topology.selectors.reservations import reservation_row
 
 
 class ReservationSerializer(serializers.ModelSerializer):
@@ -13,6 +14,13 @@ class ReservationSerializer(serializers.ModelSerializer):
     allocatable = amounts_field()
     allocated = amounts_field()
     numa_resources = numa_amounts_field()
+    expires_at = serializers.SerializerMethodField(
+        help_text="`expires`, else creation + `ttl`; null: never expires"
+    )
+    expired = serializers.SerializerMethodField(
+        help_text="past its expiry while `phase` still says Available, Pending or Waiting: "
+        "Koordinator marks it Failed on its next pass; it holds nothing to count on"
+    )
 
     class Meta:
         model = Reservation
@@ -21,6 +29,8 @@ class ReservationSerializer(serializers.ModelSerializer):
             "uid",
             "node",
             "phase",
+            "expired",
+            "expires_at",
             "template_namespace",
             "template_labels",
             "containers",
@@ -38,6 +48,13 @@ class ReservationSerializer(serializers.ModelSerializer):
             "numa_resources",
             "observed_at",
         ]
+
+    def get_expires_at(self, reservation: Reservation) -> str | None:
+        expires_at = reservation_row(reservation).expires_at
+        return expires_at.isoformat() if expires_at else None
+
+    def get_expired(self, reservation: Reservation) -> bool:
+        return reservation_row(reservation).lapsed
 
 
 class NodeReservationSerializer(serializers.ModelSerializer):
