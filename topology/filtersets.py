@@ -5,6 +5,8 @@ Declarative (django-filter), so the same set can back an API list later.
 
 from __future__ import annotations
 
+import re
+
 import django_filters
 from django import forms
 from django.db.models import QuerySet
@@ -37,11 +39,43 @@ def parse_label(text: str) -> tuple[str, str | None]:
     return key.strip(), (value.strip() if sep else None)
 
 
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def label_error(text: str) -> str | None:
+    """Why `text` is not `key=value` or `key` with Kubernetes label syntax (None: it is)."""
+    key, value = parse_label(text)
+    prefix, slash, name = key.rpartition("/")
+    if not key or (slash and not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return f"{text!r}: a label key is needed before '=' (e.g. pool=gpu)"
+    if not _LABEL_NAME.fullmatch(name):
+        return f"{text!r}: {key!r} is not a Kubernetes label key"
+    if value and not _LABEL_NAME.fullmatch(value):
+        return f"{text!r}: {value!r} is not a Kubernetes label value"
+    return None
+
+
+class LabelSelectorField(forms.CharField):
+    """A label filter checked as Kubernetes checks label keys and values."""
+
+    def validate(self, value: str) -> None:
+        """Each comma-separated term (the API ANDs several; the page takes one)."""
+        super().validate(value)
+        errors = [e for term in value.split(",") if term.strip() and (e := label_error(term))]
+        if errors:
+            raise forms.ValidationError(errors)
+
+
+class LabelFilter(django_filters.CharFilter):
+    field_class = LabelSelectorField
+
+
 class NodeFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(
         field_name="name", lookup_expr="icontains", label="Name contains"
     )
-    label = django_filters.CharFilter(
+    label = LabelFilter(
         method="filter_label",
         label="Label",
         help_text="key=value, or key alone for “has the label”",

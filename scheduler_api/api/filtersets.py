@@ -13,7 +13,7 @@ from topology.choices import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from topology.filtersets import parse_label
+from topology.filtersets import LabelFilter, parse_label
 from topology.models import Node, NodeCPUReservation, NodePolicy, Pod, Reservation
 
 NODE_ORDERING = (
@@ -30,7 +30,7 @@ NODE_ORDERING = (
 
 class NodeFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="name contains")
-    label = django_filters.CharFilter(
+    label = LabelFilter(
         method="filter_labels",
         help_text="label selector: `key=value` or `key` (has the label); comma-separated, ANDed",
     )

@@ -47,3 +47,11 @@ def test_a_boolean_filter_takes_true_or_false_only(client_for, trio) -> None:
 def test_put_on_a_cluster_is_a_405_for_everyone(client_for, trio, persona) -> None:
     response = client_for(persona).put("/api/v1/clusters/trio", {}, format="json")
     assert response.status_code == 405
+
+
+def test_an_invalid_label_selector_is_a_400_as_on_the_page(client_for, trio) -> None:
+    response = client_for("viewer").get("/api/v1/clusters/trio/nodes?label=pool=a,=foo")
+    assert response.status_code == 400 and "label" in response.json()["errors"]
+    assert (
+        client_for("viewer").get("/api/v1/clusters/trio/nodes?label=pool=a,zone").status_code == 200
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -229,3 +230,21 @@ def test_the_node_page_writes_quantities_as_kubernetes_does(staff_client, cluste
     assert "cpu=2, memory=4Gi" in body
     assert "&quot;cpu&quot;: &quot;380&quot;" in body and "380000" not in body
     assert "[&quot;None&quot;]" in body
+
+
+@pytest.mark.parametrize("label", ["=foo", "bad key=x", "pool=no spaces"])
+def test_an_invalid_label_filter_is_reported_not_ignored(staff_client, cluster, label):
+    """Issue 27: an invalid label filter (`=foo`) was silently ignored."""
+    response = staff_client.get(url("overview", cluster="prod"), {"label": label})
+    body = response.content.decode()
+    assert response.status_code == 200 and 'class="error" role="alert"' in body
+    assert html.escape(repr(label)) in body or label in body
+
+
+@pytest.mark.parametrize(
+    ("page", "notice"),
+    [("abc", "is not a page number"), ("-3", "is not a page number"), ("99", "showing the last")],
+)
+def test_a_page_that_is_not_there_is_said(staff_client, cluster, page, notice):
+    response = staff_client.get(url("overview", cluster="prod"), {"page": page})
+    assert response.status_code == 200 and notice in response.content.decode()

@@ -39,6 +39,7 @@ class OverviewData:
     page: Page[Node]
     rows: list[NodeRow]
     summary: OverviewSummary
+    page_notice: str = ""
 
 
 def overview_data(cluster: Cluster, params: Mapping[str, str]) -> OverviewData:
@@ -46,11 +47,22 @@ def overview_data(cluster: Cluster, params: Mapping[str, str]) -> OverviewData:
     filterset = NodeFilterSet(params or None, queryset=cluster_nodes(cluster))
     nodes = filterset.qs
     paginator = Paginator(nodes, PAGE_SIZE)
-    page = paginator.get_page(params.get("page"))
+    asked = params.get("page")
+    page = paginator.get_page(asked)
     shown = list(page.object_list)
     zones = zones_of([node.topology.pk for node in shown if has_topology(node)])
     rows = [node_row(node, zones) for node in shown]
-    return OverviewData(filterset, page, rows, overview_summary(nodes, paginator.count))
+    summary = overview_summary(nodes, paginator.count)
+    return OverviewData(filterset, page, rows, summary, page_notice(asked, page))
+
+
+def page_notice(asked: str | None, page: Page[Node]) -> str:
+    """Why the page shown is not the one asked for ("" when it is)."""
+    if not asked or asked == str(page.number):
+        return ""
+    if not (asked.isascii() and asked.isdigit()) or int(asked) < 1:
+        return f"“{asked}” is not a page number: showing page {page.number}."
+    return f"There are {page.paginator.num_pages} pages: showing the last."
 
 
 def cluster_nodes(cluster: Cluster) -> QuerySet[Node]:
