@@ -85,3 +85,12 @@ def test_distribution_marks_the_not_computed_bucket_apart():
     bar = free_distribution(buckets).data[0]
     assert list(bar.y) == [1, 4, 2] and list(bar.text) == ["1", "4", "2"]
     assert bar.marker.color[2] == NOT_COMPUTED and bar.marker.pattern.shape[2] == "/"
+
+
+def test_a_single_zone_row_gets_a_colour_bar_with_three_ticks():
+    """Issue 27: the colour bar collapsed into overlapping labels with one zone row."""
+    from topology.figures.overview import _colour_bar
+
+    short = _colour_bar(1)
+    assert short["tickvals"] == [0, 0.5, 1] and short["title"]["side"] == "right"
+    assert "tickvals" not in _colour_bar(8)

@@ -248,3 +248,15 @@ def test_an_invalid_label_filter_is_reported_not_ignored(staff_client, cluster, 
 def test_a_page_that_is_not_there_is_said(staff_client, cluster, page, notice):
     response = staff_client.get(url("overview", cluster="prod"), {"page": page})
     assert response.status_code == 200 and notice in response.content.decode()
+
+
+def test_a_cpuset_wraps_only_after_a_comma():
+    """Issue 27: cpusets wrapped mid-range ("0-/3") in tables."""
+    from topology.templatetags.dashboard import cpuset
+
+    rendered = str(cpuset("0-3,8,10-11"))
+    assert rendered == (
+        '<span class="range">0-3</span>,<wbr><span class="range">8</span>,<wbr>'
+        '<span class="range">10-11</span>'
+    )
+    assert "&lt;" in str(cpuset("<b>"))  # escaped

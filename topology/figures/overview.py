@@ -50,6 +50,20 @@ def zone_hover(row: NodeRow, cell: ZoneCell) -> str:
     return "<br>".join(lines)
 
 
+def _colour_bar(zone_rows: int) -> dict[str, object]:
+    """The free-share scale. With one or two zone rows the plot is too short for plotly's
+    default ticks (they overlap): three ticks, and a title beside the bar."""
+    bar: dict[str, object] = {"title": {"text": "free share"}, "thickness": 10, "len": 0.9}
+    if zone_rows <= 2:
+        bar |= {
+            "tickvals": [0, 0.5, 1],
+            "ticktext": ["0%", "50%", "100%"],
+            "title": {"text": "free share", "side": "right"},
+            "len": 1,
+        }
+    return bar
+
+
 def _grids(rows: Sequence[NodeRow], height: int) -> dict[str, np.ndarray]:
     """z, text and hover per cell, for the computed layer and the not-computed layer.
 
@@ -97,7 +111,7 @@ def zone_heatmap(rows: Sequence[NodeRow]) -> go.Figure:
             zmin=0,
             zmax=1,
             colorscale=[list(stop) for stop in FREE_SCALE],
-            colorbar={"title": {"text": "free share"}, "thickness": 10, "len": 0.9},
+            colorbar=_colour_bar(height),
             name="free exclusive CPUs",
             **common,
         ),

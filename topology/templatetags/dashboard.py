@@ -9,7 +9,7 @@ from functools import lru_cache
 import plotly.graph_objects as go
 from django import template
 from django.utils import timezone
-from django.utils.html import format_html, format_html_join
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from topology.choices import (
@@ -163,3 +163,10 @@ def readable(colour: str) -> str:
 def as_json(value: object) -> str:
     """Pretty JSON for the raw-object folds (autoescaped by the template)."""
     return json.dumps(value, indent=2, sort_keys=False, default=str)
+
+
+@register.filter
+def cpuset(text: object) -> SafeString:
+    """A cpulist that wraps only after a comma, never inside a range ("0-/3")."""
+    ranges = [conditional_escape(part) for part in str(text or "").split(",")]
+    return mark_safe(",<wbr>".join(f'<span class="range">{part}</span>' for part in ranges))
