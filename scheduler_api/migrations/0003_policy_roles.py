@@ -7,9 +7,9 @@
 The audit history is written only by the apply services: no role may add or change it.
 """
 
-from django.contrib.auth.management import create_permissions
-from django.contrib.contenttypes.management import create_contenttypes
 from django.db import migrations
+
+from scheduler_api.migrations import _roles
 
 VIEWER_READS = ["qosdraft", "referencepod", "applyrecord"]
 OPERATOR_EDITS = [
@@ -17,44 +17,16 @@ OPERATOR_EDITS = [
     for model in ("qosdraft", "referencepod")
     for action in ("add", "change", "delete")
 ]
-
-
-def _ensure_permissions(apps):
-    for app_config in apps.get_app_configs():
-        app_config.models_module = True
-        create_contenttypes(app_config, verbosity=0, apps=apps)
-        create_permissions(app_config, verbosity=0, apps=apps)
-        app_config.models_module = None
-
-
-def _topology_permissions(apps, codenames):
-    Permission = apps.get_model("auth", "Permission")
-    return [
-        Permission.objects.get(content_type__app_label="topology", codename=codename)
-        for codename in codenames
-    ]
+READS = [f"view_{model}" for model in VIEWER_READS]
+GRANTS = {"viewer": READS, "operator": READS + OPERATOR_EDITS, "admin": READS + OPERATOR_EDITS}
 
 
 def grant(apps, schema_editor):
-    _ensure_permissions(apps)
-    Group = apps.get_model("auth", "Group")
-    reads = _topology_permissions(apps, [f"view_{model}" for model in VIEWER_READS])
-    edits = _topology_permissions(apps, OPERATOR_EDITS)
-    for name, permissions in (
-        ("viewer", reads),
-        ("operator", reads + edits),
-        ("admin", reads + edits),
-    ):
-        group, _created = Group.objects.get_or_create(name=name)
-        group.permissions.add(*permissions)
+    _roles.grant(apps, GRANTS)
 
 
 def revoke(apps, schema_editor):
-    Group = apps.get_model("auth", "Group")
-    reads = _topology_permissions(apps, [f"view_{model}" for model in VIEWER_READS])
-    edits = _topology_permissions(apps, OPERATOR_EDITS)
-    for group in Group.objects.filter(name__in=["viewer", "operator", "admin"]):
-        group.permissions.remove(*reads, *edits)
+    _roles.revoke(apps, GRANTS)
 
 
 class Migration(migrations.Migration):
