@@ -17,6 +17,9 @@ class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """Null means "leave as observed"; "" for `numa_topology_policy` is Koordinator's None."""
 
     node = serializers.CharField(source="node.name", read_only=True)
+    updated_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="null: no desired policy saved yet"
+    )
     draft = serializers.SerializerMethodField(
         help_text="false: the node has no desired policy yet; every field is null (leave as "
         "observed), the starting point a PUT or PATCH builds on"
