@@ -241,3 +241,14 @@ def test_the_background_task_answers_with_the_drafts_applied(
     assert task.state == "succeeded", task.error
     fits = {n["node"]: n["fits"] for n in task.result["koordinator"]["nodes"]}
     assert fits == {"koord-a": True, "koord-b": False}
+
+
+@pytest.mark.parametrize(("sent", "stored"), [("None", ""), ("", ""), (None, None)])
+def test_koordinators_none_policy_stays_apart_from_null(
+    operator: APIClient, lab: Cluster, sent: str | None, stored: str | None
+) -> None:
+    """ "None" (as admin shows it) and "" are Koordinator's None policy; null leaves it."""
+    response = operator.put(url(), {"numa_topology_policy": sent}, format="json")
+    assert response.status_code == 200, response.json()
+    assert NodePolicy.objects.get().numa_topology_policy == stored
+    assert response.json()["numa_topology_policy"] == stored

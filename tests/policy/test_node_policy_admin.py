@@ -269,3 +269,39 @@ def test_selectors_read_like_kubectls(selector: str, labels: dict, matches: bool
 def test_a_malformed_selector_says_what_is_wrong(selector: str) -> None:
     with pytest.raises(SelectorError):
         parse_selector(selector)
+
+
+def test_admin_messages_keep_node_names_as_kubernetes_spells_them(cluster: Cluster) -> None:
+    node = Node.objects.get(name="db-1")
+    PodAllocationFactory(pod=PodFactory(node=node, name="pinned"), cpuset="1")
+    response = staff("operator").post(
+        reverse("admin:topology_nodepolicy_add"),
+        form_data(node, reservation_cpus="0-1"),
+        follow=True,
+    )
+    body = response.content.decode()
+    assert "db-1: " in body and "Db-1" not in body
+
+
+def test_leave_as_observed_and_koordinators_none_are_two_choices(cluster: Cluster) -> None:
+    page = staff("operator").get(reverse("admin:topology_nodepolicy_add")).content.decode()
+    assert '<option value="" selected>— leave as observed —</option>' in page
+    assert '<option value="None">None</option>' in page
+
+
+def test_koordinators_none_policy_is_saved_and_shown_again(cluster: Cluster) -> None:
+    node = Node.objects.get(name="db-2")  # observed: Restricted
+    client = staff("operator")
+    client.post(
+        reverse("admin:topology_nodepolicy_add"), form_data(node, numa_topology_policy="None")
+    )
+    saved = NodePolicy.objects.get(node=node)
+    assert saved.numa_topology_policy == ""  # Koordinator's None, not null (leave as observed)
+    page = client.get(change_url(saved)).content.decode()
+    assert '<option value="None" selected>None</option>' in page
+
+
+def test_leave_as_observed_is_stored_as_null(cluster: Cluster) -> None:
+    node = Node.objects.get(name="db-2")
+    staff("operator").post(reverse("admin:topology_nodepolicy_add"), form_data(node))
+    assert NodePolicy.objects.get(node=node).numa_topology_policy is None

@@ -66,13 +66,61 @@ def apply_url(policy: NodePolicy) -> str | None:
         return None
 
 
+LEAVE_AS_OBSERVED = "— leave as observed —"
+# Koordinator's None policy is the empty string, which a form cannot tell from "nothing
+# chosen": the form offers it as "None" and stores "" (null stays "leave as observed").
+KOORD_NONE_CHOICE = "None"
+
+
+def _numa_policy_choices() -> list[tuple[str, str]]:
+    return [("", LEAVE_AS_OBSERVED)] + [
+        (value or KOORD_NONE_CHOICE, str(label)) for value, label in KoordNUMATopologyPolicy.choices
+    ]
+
+
+class NUMAPolicyField(forms.TypedChoiceField):
+    """ "" → null (leave as observed); "None" → "" (Koordinator's None policy)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.pop("max_length", None)
+        super().__init__(
+            choices=_numa_policy_choices(),
+            coerce=lambda value: "" if value == KOORD_NONE_CHOICE else value,
+            empty_value=None,
+            **kwargs,
+        )
+
+    def prepare_value(self, value: Any) -> Any:
+        return KOORD_NONE_CHOICE if value == "" else value
+
+
 class NodePolicyForm(forms.ModelForm):
     """The policy's rules run on save: an error is shown on its field and nothing is saved."""
+
+    numa_topology_policy = NUMAPolicyField(
+        required=False,
+        label="NUMA topology policy",
+        help_text="Koordinator's None removes the label",
+    )
 
     class Meta:
         model = NodePolicy
         fields = ["node", *POLICY_FIELDS]
         help_texts = {"reservation_cpu_count": RESERVATION_COUNT_HELP}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("numa_allocate_strategy", "cpu_bind_policy", "reservation_apply_policy"):
+            field = self.fields.get(name)
+            if isinstance(field, forms.ChoiceField):
+                field.choices = [("", LEAVE_AS_OBSERVED), *list(field.choices)[1:]]
+        awareness = self.fields.get("crane_topology_awareness")
+        if awareness is not None:
+            awareness.widget.choices = [
+                ("unknown", LEAVE_AS_OBSERVED),
+                ("true", "true"),
+                ("false", "false"),
+            ]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

@@ -14,7 +14,8 @@ from topology.parsers.errors import FieldError
 
 
 class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
-    """Null means "leave as observed"; "" for `numa_topology_policy` is Koordinator's None."""
+    """Null means "leave as observed"; "" (or "None" on input) for `numa_topology_policy` is
+    Koordinator's None."""
 
     node = serializers.CharField(source="node.name", read_only=True)
     updated_at = serializers.DateTimeField(
@@ -39,6 +40,12 @@ class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
 
     def get_draft(self, policy: NodePolicy) -> bool:
         return policy.pk is not None
+
+    def to_internal_value(self, data: Any) -> Any:
+        """ "None", as admin shows it, is taken for the None policy ("")."""
+        if isinstance(data, dict) and data.get("numa_topology_policy") == "None":
+            data = {**data, "numa_topology_policy": ""}
+        return super().to_internal_value(data)
 
     def validate_reservation_cpus(self, value: str) -> str:
         """A Linux cpulist, stored canonically ("0-3,8")."""
