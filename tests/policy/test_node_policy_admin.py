@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
@@ -305,3 +306,14 @@ def test_leave_as_observed_is_stored_as_null(cluster: Cluster) -> None:
     node = Node.objects.get(name="db-2")
     staff("operator").post(reverse("admin:topology_nodepolicy_add"), form_data(node))
     assert NodePolicy.objects.get(node=node).numa_topology_policy is None
+
+
+def test_the_change_page_colours_the_diff_and_wraps_wide_content(cluster: Cluster) -> None:
+    node = Node.objects.get(name="db-2")
+    policy = NodePolicy.objects.create(node=node, numa_topology_policy="SingleNUMANode")
+    page = staff("admin").get(change_url(policy)).content.decode()
+    assert '<td class="diff-removed"><code>Restricted</code></td>' in page
+    assert '<td class="diff-added"><code>SingleNUMANode</code></td>' in page
+    assert "topology/admin-policy.css" in page
+    css = (settings.BASE_DIR / "static/topology/admin-policy.css").read_text()
+    assert ".diff-added" in css and ".diff-removed" in css and "pre-wrap" in css
