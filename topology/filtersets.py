@@ -64,7 +64,11 @@ class LabelSelectorField(forms.CharField):
         super().validate(value)
         errors = [e for term in value.split(",") if term.strip() and (e := label_error(term))]
         if errors:
-            raise forms.ValidationError(errors)
+            # the user's text goes in as a parameter: a "%" in it is no format directive
+            # (django-filter formats each message with its params)
+            raise forms.ValidationError(
+                [forms.ValidationError("%(problem)s", params={"problem": e}) for e in errors]
+            )
 
 
 class LabelFilter(django_filters.CharFilter):

@@ -31,3 +31,5 @@ urlpatterns = [
     ),
     path("", include("topology.urls")),
 ]
+
+handler500 = "webapp.errors.server_error"

@@ -55,3 +55,10 @@ def test_an_invalid_label_selector_is_a_400_as_on_the_page(client_for, trio) -> 
     assert (
         client_for("viewer").get("/api/v1/clusters/trio/nodes?label=pool=a,zone").status_code == 200
     )
+
+
+def test_a_label_selector_with_a_percent_sign_is_a_400_not_a_500(client_for, trio) -> None:
+    """Found by schemathesis: django-filter formats messages with `%`, so user text in
+    them broke the error handler."""
+    response = client_for("admin").get("/api/v1/clusters/trio/nodes?label=l%01%25a%28")
+    assert response.status_code == 400 and "label" in response.json()["errors"]

@@ -55,3 +55,15 @@ def test_records_reach_stderr_in_one_line_with_the_request_id() -> None:
     assert handler["stream"] == "ext://sys.stderr"
     assert "%(request_id)s" in settings.LOGGING["formatters"]["plain"]["format"]
     assert logging.getLogger().handlers, "the root logger has a handler"
+
+
+def test_an_api_500_answers_json_in_the_error_shape(django_user_model, monkeypatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cluster_views.ClusterViewSet, "list", broken)
+    client = APIClient(raise_request_exception=False)
+    client.force_authenticate(django_user_model.objects.create_superuser("root"))
+    response = client.get("/api/v1/clusters")
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    assert set(response.json()) == {"detail", "errors"}
