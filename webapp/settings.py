@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -22,10 +26,15 @@ from webapp.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # The test suite never shares a database, broker folder or any file with a running
-# instance (`make run` keeps its own under var/): under pytest the default is var/test.
+# instance (`make run` keeps its own under var/), nor with another test run: under pytest
+# the default is a folder of its own under var/ (its Celery workers inherit it through
+# TOPOLENS_VAR_DIR), removed when the run ends.
 TESTING = "pytest" in sys.modules
-DEFAULT_VAR_DIR = BASE_DIR / "var" / "test" if TESTING else BASE_DIR / "var"
-VAR_DIR = Path(env_str("TOPOLENS_VAR_DIR", str(DEFAULT_VAR_DIR)))
+if TESTING and "TOPOLENS_VAR_DIR" not in os.environ:
+    (BASE_DIR / "var").mkdir(exist_ok=True)
+    os.environ["TOPOLENS_VAR_DIR"] = tempfile.mkdtemp(prefix="test-", dir=BASE_DIR / "var")
+    atexit.register(shutil.rmtree, os.environ["TOPOLENS_VAR_DIR"], ignore_errors=True)
+VAR_DIR = Path(env_str("TOPOLENS_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = secret_key("SECRET_KEY", VAR_DIR / "secret_key")
