@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 # Fixed bounds, whatever the number of nodes: a regression to N+1 blows them. Each page
 # reads the user's role permissions once (2: their own and their groups').
 OVERVIEW_QUERIES = 15
-NODE_QUERIES = 15
+NODE_QUERIES = 16  # with the zones' distances
 
 
 @pytest.fixture
@@ -260,3 +260,17 @@ def test_a_cpuset_wraps_only_after_a_comma():
         '<span class="range">10-11</span>'
     )
     assert "&lt;" in str(cpuset("<b>"))  # escaped
+
+
+def test_the_node_page_shows_the_numa_distance_matrix(staff_client, cluster):
+    """Issue 27: the node page showed no NUMA distances (the API already had `costs`)."""
+    from topology.models import Zone
+
+    zones = list(Zone.objects.filter(topology__node__name="koord-1", zone_type="Node"))
+    names = [zone.name for zone in zones]
+    for zone in zones:
+        zone.costs = {other: 10 if other == zone.name else 21 for other in names}
+        zone.save()
+    body = staff_client.get(url("node", cluster="prod", node="koord-1")).content.decode()
+    assert "NUMA distances, as the NRT publishes them" in body
+    assert body.count('<td class="num">21</td>') == len(names) * (len(names) - 1)

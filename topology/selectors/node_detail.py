@@ -21,6 +21,7 @@ from topology.models import (
     Pod,
     PodAllocation,
     Reservation,
+    Zone,
 )
 from topology.parsers.quantity import format_resource_list
 from topology.selectors.common import related_or_none
@@ -81,6 +82,7 @@ class NodeDetail:
     desired: list[tuple[str, str]] = field(default_factory=list)
     raw: list[tuple[str, str]] = field(default_factory=list)
     zone_rows: list[ZoneCountRow] = field(default_factory=list)
+    distances: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 def node_for_detail(cluster: Cluster, name: str) -> Node:
@@ -109,7 +111,26 @@ def node_detail(cluster: Cluster, name: str) -> NodeDetail:
         desired=desired_policy_rows(node),
         raw=raw_objects(node, topology),
         zone_rows=zone_rows(row.zones, state, claims_by_zone(allocations)),
+        distances=distance_rows(topology),
     )
+
+
+def distance_rows(topology: NodeTopology | None) -> list[tuple[str, list[str]]]:
+    """The NUMA distance matrix the NRT publishes (zone costs), row by row; [] when it
+    publishes none. A missing pair reads "—"."""
+    if topology is None:
+        return []
+    zones = list(
+        Zone.objects.filter(topology=topology, zone_type="Node")
+        .order_by("numa_id", "name")
+        .values_list("name", "costs")
+    )
+    if not any(costs for _, costs in zones):
+        return []
+    names = [name for name, _ in zones]
+    return [
+        (name, [str((costs or {}).get(other, "—")) for other in names]) for name, costs in zones
+    ]
 
 
 def zone_rows(
