@@ -60,3 +60,15 @@ def test_the_api_docs_load_nothing_from_another_host(admin_client):
         assert "googleapis" not in body and "gstatic" not in body
         policy = response["Content-Security-Policy"]
         assert "default-src 'self'" in policy and "https:" not in policy
+
+
+def test_no_static_file_names_a_cdn():
+    """The dashboard works offline: nothing we serve points a browser at a CDN."""
+    import re
+
+    cdn = re.compile(
+        r"cdn\.plot\.ly|cdn\.jsdelivr|unpkg\.com|cdnjs|fonts\.googleapis|fonts\.gstatic"
+    )
+    for path in (Path(settings.BASE_DIR) / "static").rglob("*"):
+        if path.is_file() and path.suffix in (".js", ".css", ".html"):
+            assert not cdn.search(path.read_text(errors="replace")), path

@@ -39,14 +39,22 @@ class ReservationRow:
 
     @property
     def lapsed(self) -> bool:
-        """Past its expiry while its status still says it holds resources: Koordinator's
-        controller marks it Failed (reason Expired) on its next pass; never show it as
-        available meanwhile."""
-        live = self.reservation.phase in LIVE_PHASES
-        return live and self.expires_at is not None and self.expires_at <= timezone.now()
+        return is_lapsed(self.reservation.phase, self.expires_at)
 
 
 LIVE_PHASES = (ReservationPhase.AVAILABLE, ReservationPhase.PENDING, ReservationPhase.WAITING)
+
+
+def is_lapsed(phase: str, expires_at: datetime | None) -> bool:
+    """Past its expiry while its status still says it holds resources: Koordinator's
+    controller marks it Failed (reason Expired) on its next pass; never show it as
+    available meanwhile."""
+    return phase in LIVE_PHASES and expires_at is not None and expires_at <= timezone.now()
+
+
+def expires_at_of(reservation: Reservation) -> datetime | None:
+    """When `reservation` expires (`expiry`, from its own creation time)."""
+    return expiry(reservation, created_at(reservation))[0]
 
 
 def reservations(cluster: Cluster, phase: str = "") -> QuerySet[Reservation]:

@@ -9,6 +9,7 @@ is read. Bad documents are refused with the field at fault, never half-read.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -25,7 +26,15 @@ MAX_DOCUMENT_CHARS = 256 * 1024
 
 
 def profiles_from_text(text: str, *, source: str) -> tuple[SchedulerProfile, ...]:
-    """Every profile of the KubeSchedulerConfiguration(s) in `text`; ProfileError if bad."""
+    """Every profile of the KubeSchedulerConfiguration(s) in `text`; ProfileError if bad.
+
+    Remembered per text: every what-if reads its cluster's documents, which seldom change
+    (an error is raised afresh each time)."""
+    return _parsed(text, source)
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str, source: str) -> tuple[SchedulerProfile, ...]:
     if len(text) > MAX_DOCUMENT_CHARS:
         raise ProfileError(f"the document is larger than {MAX_DOCUMENT_CHARS // 1024} KiB")
     documents = _documents(text)

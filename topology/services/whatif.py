@@ -43,7 +43,6 @@ from topology.services.whatif_encoding import encoded_shared
 
 SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
-DEFAULT_SCORING = ScoringStrategy.LEAST_ALLOCATED.value
 MAX_REPLICAS = 10_000
 DEFAULT_POD_NAME = "whatif-pod"
 SCHEDULER_NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")

@@ -42,7 +42,7 @@ def throttled(request: HttpRequest) -> Decision:
     return take("whatif", f"user-{request.user.pk}")
 
 
-def too_many(request: HttpRequest, cluster: str, decision: Decision) -> HttpResponse:
+def too_many(decision: Decision) -> HttpResponse:
     message = (
         "Too many what-ifs: the same per-user limit as the API applies "
         f"({settings.API_THROTTLE_RATES['whatif']}). Try again in {decision.retry_after} s."
@@ -60,7 +60,7 @@ def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
     if forms.is_valid():
         decision = throttled(request)
         if not decision.allowed:
-            return too_many(request, cluster, decision)
+            return too_many(decision)
         try:
             result = whatif_page(
                 cluster=selected,
@@ -92,7 +92,7 @@ def whatif_compare(request: HttpRequest, cluster: str) -> HttpResponse:
     if forms.is_valid():
         decision = throttled(request)
         if not decision.allowed:
-            return too_many(request, cluster, decision)
+            return too_many(decision)
         try:
             result = compare_page(cluster=selected, question=forms.question())
         except WhatIfInputError as error:

@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from scheduler_api.api.serializers.common import amounts_field, numa_amounts_field
 from topology.models import NodeCPUReservation, Reservation
-from topology.selectors.reservations import reservation_row
+from topology.selectors.reservations import expires_at_of, is_lapsed
 
 
 class ReservationSerializer(serializers.ModelSerializer):
@@ -50,11 +50,11 @@ class ReservationSerializer(serializers.ModelSerializer):
         ]
 
     def get_expires_at(self, reservation: Reservation) -> str | None:
-        expires_at = reservation_row(reservation).expires_at
+        expires_at = expires_at_of(reservation)
         return expires_at.isoformat() if expires_at else None
 
     def get_expired(self, reservation: Reservation) -> bool:
-        return reservation_row(reservation).lapsed
+        return is_lapsed(reservation.phase, expires_at_of(reservation))
 
 
 class NodeReservationSerializer(serializers.ModelSerializer):
