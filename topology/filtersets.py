@@ -11,26 +11,56 @@ import django_filters
 from django import forms
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
+from django.http import QueryDict
 
-from topology.choices import Flavour, TopologyManagerPolicy
-from topology.models import Node
+from topology.choices import Flavour, ReservationPhase, TopologyManagerPolicy
+from topology.models import Node, Reservation
 
-SORT_FIELDS = (
+NODE_ORDERING = (
     ("name", "name"),
-    ("figures__max_free_cpus_in_one_zone", "free"),
-    ("figures__largest_exclusive_pod_own_policy", "largest"),
+    ("figures__max_free_cpus_in_one_zone", "max_free_cpus_in_one_zone"),
+    ("figures__free_cpus_total", "free_cpus_total"),
+    ("figures__largest_exclusive_pod_own_policy", "largest_exclusive_pod"),
+    ("topology__cpu_count", "cpu_count"),
     ("topology__flavour", "flavour"),
     ("topology__tm_policy", "policy"),
-    ("topology__observed_at", "changed"),
+    ("topology__observed_at", "nrt_changed"),
+    ("observed_at", "observed_at"),
 )
-SORT_LABELS = {
+"""The one set of node sort names: the API's `ordering` and the dashboard's `ordering`."""
+ORDERING_LABELS = {
     "name": "name",
-    "figures__max_free_cpus_in_one_zone": "free CPUs in one zone",
+    "figures__max_free_cpus_in_one_zone": "free exclusive CPUs in one zone",
+    "figures__free_cpus_total": "free exclusive CPUs on the node",
     "figures__largest_exclusive_pod_own_policy": "largest exclusive pod",
+    "topology__cpu_count": "CPUs",
     "topology__flavour": "flavour",
     "topology__tm_policy": "policy",
     "topology__observed_at": "NRT last changed",
+    "observed_at": "node last seen",
 }
+LEGACY_SORT_NAMES = {
+    "free": "max_free_cpus_in_one_zone",
+    "largest": "largest_exclusive_pod",
+    "changed": "nrt_changed",
+}
+"""The dashboard's first sort names (`?sort=free`), still understood."""
+
+
+def with_legacy_sort(params: QueryDict) -> QueryDict:
+    """`params` with an old `sort=` turned into `ordering=` (kept links keep working)."""
+    if "sort" not in params or "ordering" in params:
+        return params
+    converted = params.copy()
+    converted.pop("sort")
+    terms = [t.strip() for t in params["sort"].split(",") if t.strip()]
+    converted["ordering"] = ",".join(_modern_sort_term(term) for term in terms)
+    return converted
+
+
+def _modern_sort_term(term: str) -> str:
+    sign, name = ("-", term[1:]) if term.startswith("-") else ("", term)
+    return sign + LEGACY_SORT_NAMES.get(name, name)
 
 
 def parse_label(text: str) -> tuple[str, str | None]:
@@ -101,9 +131,9 @@ class NodeFilterSet(django_filters.FilterSet):
         help_text="nodes whose figures are not computed yet are left out",
         widget=forms.NumberInput(attrs={"min": 0, "step": 1}),
     )
-    sort = django_filters.OrderingFilter(
-        fields=SORT_FIELDS,
-        field_labels=SORT_LABELS,
+    ordering = django_filters.OrderingFilter(
+        fields=NODE_ORDERING,
+        field_labels=ORDERING_LABELS,
         label="Sort by",
     )
 
@@ -123,3 +153,35 @@ class NodeFilterSet(django_filters.FilterSet):
         if wanted is None:
             return queryset.filter(labels__has_key=key)
         return queryset.alias(_label=KeyTransform(key, "labels")).filter(_label=wanted)
+
+
+RESERVATION_ORDERING = (
+    ("name", "name"),
+    ("node_name", "node"),
+    ("phase", "phase"),
+    ("expires", "expires"),
+)
+"""The Reservation sort names, the same in the API's and the dashboard's `ordering`."""
+
+
+class ReservationFilterSet(django_filters.FilterSet):
+    """The dashboard's Reservations list: by node and phase, sorted; names as in the API."""
+
+    node = django_filters.CharFilter(
+        field_name="node_name",
+        label="Node",
+        help_text="the node's name, exactly",
+        widget=forms.TextInput(attrs={"placeholder": "node name"}),
+    )
+    phase = django_filters.ChoiceFilter(
+        choices=ReservationPhase.choices, label="Phase", empty_label="any"
+    )
+    ordering = django_filters.OrderingFilter(
+        fields=RESERVATION_ORDERING,
+        field_labels={"node_name": "node", "expires": "expires (the expires field)"},
+        label="Sort by",
+    )
+
+    class Meta:
+        model = Reservation
+        fields: list[str] = []

@@ -13,19 +13,13 @@ from topology.choices import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from topology.filtersets import LabelFilter, parse_label
-from topology.models import Node, NodeCPUReservation, NodePolicy, Pod, Reservation
-
-NODE_ORDERING = (
-    ("name", "name"),
-    ("figures__max_free_cpus_in_one_zone", "max_free_cpus_in_one_zone"),
-    ("figures__free_cpus_total", "free_cpus_total"),
-    ("figures__largest_exclusive_pod_own_policy", "largest_exclusive_pod"),
-    ("topology__cpu_count", "cpu_count"),
-    ("topology__flavour", "flavour"),
-    ("topology__tm_policy", "policy"),
-    ("observed_at", "observed_at"),
+from topology.filtersets import (
+    NODE_ORDERING,
+    RESERVATION_ORDERING,
+    LabelFilter,
+    parse_label,
 )
+from topology.models import Node, NodeCPUReservation, NodePolicy, Pod, Reservation
 
 
 class NodeFilterSet(django_filters.FilterSet):
@@ -105,6 +99,7 @@ class PodFilterSet(django_filters.FilterSet):
 class ReservationFilterSet(django_filters.FilterSet):
     node = django_filters.CharFilter(field_name="node_name", help_text="node name")
     phase = django_filters.ChoiceFilter(choices=ReservationPhase.choices)
+    ordering = django_filters.OrderingFilter(fields=RESERVATION_ORDERING)
 
     class Meta:
         model = Reservation

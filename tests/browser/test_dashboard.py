@@ -51,7 +51,7 @@ def test_overview_filters_by_label_and_puts_it_in_the_url(page, demo):
 
 
 def test_clicking_a_heatmap_column_opens_its_node(page, demo):
-    page.goto(f"/c/{demo}/?sort=name")
+    page.goto(f"/c/{demo}/?ordering=name")
     wait_for_charts(page)
     screenshot(page, "overview")
     cell = page.evaluate(CELL_POSITION, ["zone-heatmap", None])

@@ -185,3 +185,38 @@ def test_an_expired_reservation_is_never_shown_available(staff_client, staff):
     api.force_authenticate(staff)
     answer = {r["name"]: r for r in api.get("/api/v1/clusters/prod/reservations").json()["results"]}
     assert answer["resv-old"]["expired"] is True and answer["resv-new"]["expired"] is False
+
+
+def test_reservations_list_filters_by_node_and_sorts_with_the_apis_names(staff_client, staff):
+    """Issue 27: the Reservations list had no node filter or sort; its names are the API's."""
+    from rest_framework.test import APIClient
+
+    cluster = ClusterFactory(name="prod")
+    one, two = koordinator_node(cluster, "node-1"), koordinator_node(cluster, "node-2")
+    ReservationFactory(node=one, name="resv-a", phase="Available")
+    ReservationFactory(node=two, name="resv-b", phase="Failed")
+    ReservationFactory(node=one, name="resv-c", phase="Pending")
+    listing = reverse("topology:reservations", kwargs={"cluster": "prod"})
+    api = APIClient()
+    api.force_authenticate(staff)
+    asks = [
+        ({"node": "node-1"}, ["resv-a", "resv-c"]),
+        ({"ordering": "-name"}, ["resv-c", "resv-b", "resv-a"]),
+        ({"ordering": "phase"}, ["resv-a", "resv-b", "resv-c"]),
+        ({"node": "node-1", "ordering": "-phase"}, ["resv-c", "resv-a"]),
+        ({"ordering": "node,-name"}, ["resv-c", "resv-a", "resv-b"]),
+    ]
+    for params, expected in asks:
+        page = staff_client.get(listing, params)
+        assert [row.reservation.name for row in page.context["rows"]] == expected, params
+        answer = api.get("/api/v1/clusters/prod/reservations", params).json()["results"]
+        assert [r["name"] for r in answer] == expected, params
+
+
+def test_a_bad_reservation_sort_or_page_is_reported(staff_client):
+    cluster = ClusterFactory(name="prod")
+    ReservationFactory(node=koordinator_node(cluster), name="resv-a")
+    listing = reverse("topology:reservations", kwargs={"cluster": "prod"})
+    body = staff_client.get(listing, {"ordering": "password", "page": "x"}).content.decode()
+    assert 'role="alert"' in body and "is not one of the available choices" in body
+    assert "“x” is not a page number" in body

@@ -116,8 +116,11 @@ def test_overview_lists_nodes_with_badges_and_summary(staff_client, cluster):
         ({"flavour": "koordinator"}, ["koord-1"]),
         ({"policy": "single-numa-node"}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
         ({"min_free": "10"}, ["worker-0", "worker-1", "worker-2"]),
-        ({"sort": "-name"}, ["worker-2", "worker-1", "worker-0", "koord-1"]),
-        ({"sort": "free", "name": ""}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
+        ({"ordering": "-name"}, ["worker-2", "worker-1", "worker-0", "koord-1"]),
+        (
+            {"ordering": "max_free_cpus_in_one_zone", "name": ""},
+            ["koord-1", "worker-0", "worker-1", "worker-2"],
+        ),
     ],
 )
 def test_filters_and_sort_come_from_the_url(staff_client, cluster, query, expected):
@@ -142,12 +145,12 @@ def test_a_bad_filter_value_is_reported_not_a_crash(staff_client, cluster):
 
 def test_the_overview_pages_long_lists(staff_client, cluster, monkeypatch):
     monkeypatch.setattr(overview_selectors, "PAGE_SIZE", 3)
-    first = staff_client.get(url("overview", cluster="prod"), {"sort": "name"})
-    second = staff_client.get(url("overview", cluster="prod"), {"sort": "name", "page": "2"})
+    first = staff_client.get(url("overview", cluster="prod"), {"ordering": "name"})
+    second = staff_client.get(url("overview", cluster="prod"), {"ordering": "name", "page": "2"})
     assert names_in(first) == ["koord-1", "worker-0", "worker-1"] and names_in(second) == [
         "worker-2"
     ]
-    assert "?sort=name&page=2" in first.content.decode()
+    assert "?ordering=name&page=2" in first.content.decode()
     assert first.context["data"].summary.nodes == 4  # the summary covers every page
 
 
@@ -274,3 +277,21 @@ def test_the_node_page_shows_the_numa_distance_matrix(staff_client, cluster):
     body = staff_client.get(url("node", cluster="prod", node="koord-1")).content.decode()
     assert "NUMA distances, as the NRT publishes them" in body
     assert body.count('<td class="num">21</td>') == len(names) * (len(names) - 1)
+
+
+def test_the_overview_sorts_by_the_apis_ordering_names_and_keeps_old_links(staff_client, cluster):
+    """Issue 27: the dashboard's sort names were not the API's `ordering` names."""
+    from scheduler_api.api.filtersets import NodeFilterSet as ApiNodeFilterSet
+    from topology.filtersets import NodeFilterSet as PageNodeFilterSet
+
+    api_names = ApiNodeFilterSet.base_filters["ordering"].param_map
+    assert PageNodeFilterSet.base_filters["ordering"].param_map == api_names
+    page = staff_client.get(url("overview", cluster="prod"), {"ordering": "-name"})
+    assert names_in(page) == sorted(names_in(page), reverse=True)
+    body = page.content.decode()
+    assert "?ordering=name" in body and "?sort=" not in body and "&sort=" not in body
+    for old, new in (("free", "max_free_cpus_in_one_zone"), ("-largest", "-largest_exclusive_pod")):
+        legacy = staff_client.get(url("overview", cluster="prod"), {"sort": old}, follow=True)
+        assert legacy.redirect_chain == [(f"/c/prod/?ordering={new}", 302)]
+        modern = staff_client.get(url("overview", cluster="prod"), {"ordering": new})
+        assert names_in(legacy) == names_in(modern)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Case, Count, IntegerField, QuerySet, Sum, Value, When
@@ -56,7 +57,7 @@ def overview_data(cluster: Cluster, params: Mapping[str, str]) -> OverviewData:
     return OverviewData(filterset, page, rows, summary, page_notice(asked, page))
 
 
-def page_notice(asked: str | None, page: Page[Node]) -> str:
+def page_notice(asked: str | None, page: Page[Any]) -> str:
     """Why the page shown is not the one asked for ("" when it is)."""
     if not asked or asked == str(page.number):
         return ""

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from topology.choices import ReservationPhase
+from topology.filtersets import ReservationFilterSet
 from topology.models import Cluster, Reservation
 
 
@@ -57,13 +57,12 @@ def expires_at_of(reservation: Reservation) -> datetime | None:
     return expiry(reservation, created_at(reservation))[0]
 
 
-def reservations(cluster: Cluster, phase: str = "") -> QuerySet[Reservation]:
+def reservations(cluster: Cluster, params: Mapping[str, str]) -> ReservationFilterSet:
+    """The cluster's Reservations filtered and sorted as `params` ask (by name unless told)."""
     # raw is read for the creation time that a TTL counts from (a cluster has a few
     # thousand Reservations at most)
     queryset = Reservation.objects.filter(cluster=cluster).select_related("node")
-    if phase in ReservationPhase.values:
-        queryset = queryset.filter(phase=phase)
-    return queryset.order_by("name")
+    return ReservationFilterSet(params or None, queryset=queryset.order_by("name"))
 
 
 def reservation_rows(items: Sequence[Reservation]) -> list[ReservationRow]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -12,6 +12,7 @@ from django.utils import timezone
 from topology.access import Action, requires
 from topology.figures.encode import payload_json
 from topology.figures.overview import free_distribution, zone_heatmap
+from topology.filtersets import with_legacy_sort
 from topology.selectors.overview import overview_data
 from topology.views.common import get_cluster, json_response, page_context, query_without
 
@@ -19,26 +20,29 @@ SORTABLE = (
     ("name", "Node"),
     ("flavour", "Flavour"),
     ("policy", "Policy / scope"),
-    ("free", "Most free in one zone"),
-    ("largest", "Largest exclusive pod"),
-    ("changed", "NRT changed"),
+    ("max_free_cpus_in_one_zone", "Most free in one zone"),
+    ("largest_exclusive_pod", "Largest exclusive pod"),
+    ("nrt_changed", "NRT changed"),
 )
+"""Column headers, by the `ordering` names the API uses too."""
+NUMERIC_COLUMNS = frozenset({"max_free_cpus_in_one_zone", "largest_exclusive_pod"})
 PARTIALS = {
     "overview-summary": "topology/partials/overview_summary.html",
     "node-table": "topology/partials/node_table.html",
 }
 
 
-def sort_links(request: HttpRequest) -> list[dict[str, str]]:
+def sort_links(request: HttpRequest) -> list[dict[str, object]]:
     """Column headers that sort by their column, and flip the order when already sorted by it."""
-    current = request.GET.get("sort", "")
-    base = query_without(request, "page", "sort")
+    current = with_legacy_sort(request.GET).get("ordering", "")
+    base = query_without(request, "page", "sort", "ordering")
     links = []
     for key, label in SORTABLE:
         aria = {key: "ascending", f"-{key}": "descending"}.get(current, "none")
         target = f"-{key}" if current == key else key
-        href = f"?{base}&sort={target}" if base else f"?sort={target}"
-        links.append({"key": key, "label": label, "href": href, "aria": aria})
+        href = f"?{base}&ordering={target}" if base else f"?ordering={target}"
+        numeric = key in NUMERIC_COLUMNS
+        links.append({"label": label, "href": href, "aria": aria, "numeric": numeric})
     return links
 
 
@@ -61,6 +65,9 @@ def _context(request: HttpRequest, cluster_name: str) -> dict[str, Any]:
 
 @requires(Action.READ_NODES)
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
+    if "sort" in request.GET and "ordering" not in request.GET:
+        # a link kept from before the sort names were the API's: the same page, new names
+        return HttpResponseRedirect(f"{request.path}?{with_legacy_sort(request.GET).urlencode()}")
     return render(request, "topology/overview.html", _context(request, cluster))
 
 

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from topology.access import Action, requires
-from topology.choices import ReservationPhase
+from topology.selectors.overview import page_notice
 from topology.selectors.reservations import reservation_detail, reservation_rows, reservations
 from topology.views.common import get_cluster, page_context, query_without
 
@@ -17,15 +17,15 @@ PAGE_SIZE = 100
 @requires(Action.READ_RESERVATIONS)
 def reservation_list(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
-    phase = request.GET.get("phase", "")
-    page = Paginator(reservations(selected, phase), PAGE_SIZE).get_page(request.GET.get("page"))
+    filterset = reservations(selected, request.GET)
+    page = Paginator(filterset.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = page_context(
         selected,
         "reservations",
+        filterset=filterset,
         page=page,
+        page_notice=page_notice(request.GET.get("page"), page),
         rows=reservation_rows(list(page.object_list)),
-        phases=ReservationPhase,
-        phase=phase,
         page_query=query_without(request, "page"),
     )
     return render(request, "topology/reservation_list.html", context)
