@@ -295,3 +295,22 @@ def test_the_overview_sorts_by_the_apis_ordering_names_and_keeps_old_links(staff
         assert legacy.redirect_chain == [(f"/c/prod/?ordering={new}", 302)]
         modern = staff_client.get(url("overview", cluster="prod"), {"ordering": new})
         assert names_in(legacy) == names_in(modern)
+
+
+def test_the_node_page_shows_which_zone_each_device_sits_on(staff_client, cluster):
+    """Issue 27: the node page did not say which NUMA zone a device (a GPU, a NIC) is on."""
+    from tests.factories import ZoneResourceFactory
+    from topology.models import Zone
+
+    zones = {z.numa_id: z for z in Zone.objects.filter(topology__node__name="worker-0")}
+    ZoneResourceFactory(
+        zone=zones[1], name="nvidia.com/gpu", capacity=2, allocatable=2, available=1
+    )
+    response = staff_client.get(url("node", cluster="prod", node="worker-0"))
+    assert [(d.resource, d.per_zone[0]) for d in response.context["detail"].devices] == [
+        ("nvidia.com/gpu", None)
+    ]
+    body = response.content.decode()
+    assert "Devices per NUMA zone" in body and '<td class="num">1 / 2</td>' in body
+    plain = staff_client.get(url("node", cluster="prod", node="worker-1")).content.decode()
+    assert "Devices per NUMA zone" not in plain  # CPU and memory are no devices

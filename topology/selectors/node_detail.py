@@ -26,7 +26,7 @@ from topology.models import (
 from topology.parsers.quantity import format_resource_list
 from topology.selectors.common import related_or_none
 from topology.selectors.overview import node_row, zones_of
-from topology.selectors.types import NodeRow, ZoneCell
+from topology.selectors.types import Amounts, NodeRow, ZoneCell
 from topology.services.cpu_state import NodeCPUState, node_cpu_state
 
 KOORD_LABELS = (
@@ -83,6 +83,29 @@ class NodeDetail:
     raw: list[tuple[str, str]] = field(default_factory=list)
     zone_rows: list[ZoneCountRow] = field(default_factory=list)
     distances: list[tuple[str, list[str]]] = field(default_factory=list)
+    devices: list[DeviceRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    """One device resource (anything but CPU, memory, hugepages and storage) and what each
+    NUMA zone publishes of it; None where a zone publishes none."""
+
+    resource: str
+    per_zone: tuple[Amounts | None, ...]
+
+
+NOT_DEVICES = ("cpu", "memory", "hugepages-", "ephemeral-storage", "storage", "pods")
+
+
+def device_rows(cells: Sequence[ZoneCell]) -> list[DeviceRow]:
+    """Which zone each device sits on: the per-zone amounts of every device resource."""
+    names = sorted({name for cell in cells for name in cell.resources if is_device(name)})
+    return [DeviceRow(name, tuple(cell.resources.get(name) for cell in cells)) for name in names]
+
+
+def is_device(resource: str) -> bool:
+    return not resource.startswith(NOT_DEVICES)
 
 
 def node_for_detail(cluster: Cluster, name: str) -> Node:
@@ -112,6 +135,7 @@ def node_detail(cluster: Cluster, name: str) -> NodeDetail:
         raw=raw_objects(node, topology),
         zone_rows=zone_rows(row.zones, state, claims_by_zone(allocations)),
         distances=distance_rows(topology),
+        devices=device_rows(row.zones),
     )
 
 
