@@ -174,6 +174,10 @@ class SyncResource(models.TextChoices):
         "configmaps/slo-controller-config",
         "ConfigMap koordinator-system/slo-controller-config",
     )
+    SCHEDULER_CONFIG = (
+        "configmaps/scheduler-config",
+        "ConfigMap of the scheduler configuration (named in the cluster's connection)",
+    )
 
 
 class CPUState(ColouredChoices):

@@ -57,8 +57,12 @@ def test_the_rbac_grants_exactly_the_read_and_the_three_writes():
                 key = (group, resource, rule.namespace or "cluster")
                 granted.setdefault(key, set()).update(rule.verbs)
     assert granted == GRANTS
-    configmap = next(r for r in rbac.bound_rules() if "configmaps" in r.resources)
-    assert configmap.names == {"slo-controller-config"}
+    configmaps = [r for r in rbac.bound_rules() if "configmaps" in r.resources]
+    names = {frozenset(r.verbs): r.names for r in configmaps}
+    assert names == {
+        frozenset({"get", "list", "watch", "update"}): {"slo-controller-config"},
+        frozenset({"get", "list", "watch"}): {"koord-scheduler-config"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -69,6 +73,7 @@ def test_the_rbac_grants_exactly_the_read_and_the_three_writes():
         ("GET", "/api/v1/namespaces/koordinator-system/configmaps", {}),
         ("PUT", "/api/v1/namespaces/default/configmaps/slo-controller-config", {}),
         ("PUT", "/api/v1/namespaces/koordinator-system/configmaps/other", {}),
+        ("PUT", "/api/v1/namespaces/koordinator-system/configmaps/koord-scheduler-config", {}),
         ("PATCH", "/api/v1/namespaces/default/pods/p", {}),
         ("PUT", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),
         ("DELETE", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),

@@ -77,3 +77,26 @@ def test_only_the_admin_role_edits_them(
     assert not SchedulerConfiguration.objects.exists()
     listing = client.get(reverse("admin:topology_schedulerconfiguration_changelist"))
     assert listing.status_code == 200  # they may read what judges their answers
+
+
+def test_a_synced_document_is_shown_but_never_edited_in_admin(
+    django_user_model, role_groups, cluster
+) -> None:
+    """Issue 27: a document the sync keeps is the cluster's; an edit here would be undone."""
+    synced = SchedulerConfiguration.objects.create(
+        cluster=cluster, name="koord-scheduler-config", document=GOOD,
+        synced_from="koordinator-system/koord-scheduler-config", resource_version="7",
+    )  # fmt: skip
+    admin_client = client_in(django_user_model, "admin")
+    change = reverse("admin:topology_schedulerconfiguration_change", args=[synced.pk])
+    page = admin_client.get(change).content.decode()
+    assert "koordinator-system/koord-scheduler-config" in page and "topo-aware" in page
+    assert 'name="document"' not in page  # shown read-only
+    admin_client.post(change, {"cluster": cluster.pk, "name": "x", "document": BAD})
+    synced.refresh_from_db()
+    assert synced.name == "koord-scheduler-config" and synced.document == GOOD
+    listing = admin_client.get(reverse("admin:topology_schedulerconfiguration_changelist"))
+    assert (
+        "synced from ConfigMap koordinator-system/koord-scheduler-config"
+        in listing.content.decode()
+    )

@@ -33,7 +33,7 @@ class ConnectionInline(admin.StackedInline):
     extra = 0
     max_num = 1
     can_delete = True
-    fields = ["mode", "kubeconfig_path", "context", "enabled"]
+    fields = ["mode", "kubeconfig_path", "context", "enabled", "scheduler_configmap"]
 
 
 # A sync state's columns, in the cluster's inline and in the list of every state.

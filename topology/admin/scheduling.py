@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from scheduler_api.engine.profiles import ProfileError
@@ -34,7 +35,8 @@ class SchedulerConfigurationForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["document"].required = False  # the upload may give it instead
+        if "document" in self.fields:  # absent when the document is shown read-only
+            self.fields["document"].required = False  # the upload may give it instead
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -61,10 +63,30 @@ class SchedulerConfigurationForm(forms.ModelForm):
 @admin.register(SchedulerConfiguration)
 class SchedulerConfigurationAdmin(admin.ModelAdmin):
     form = SchedulerConfigurationForm
-    list_display = ["name", "cluster", "profile_names", "updated_at"]
+    list_display = ["name", "cluster", "origin", "profile_names", "updated_at"]
     list_filter = ["cluster"]
     readonly_fields = ["profiles"]
     fields = ["cluster", "name", "document", "upload", "profiles"]
+
+    def get_fields(
+        self, request: HttpRequest, obj: SchedulerConfiguration | None = None
+    ) -> list[str]:
+        if obj is not None and obj.synced_from:
+            return ["cluster", "name", "synced_from", "resource_version", "document", "profiles"]
+        return list(self.fields)
+
+    def has_change_permission(
+        self, request: HttpRequest, obj: SchedulerConfiguration | None = None
+    ) -> bool:
+        """A synced document is the cluster's: shown, never edited here (the next sync
+        would undo the edit). Change the ConfigMap, or name another in the connection."""
+        if obj is not None and obj.synced_from:
+            return False
+        return super().has_change_permission(request, obj)
+
+    @admin.display(description="origin")
+    def origin(self, obj: SchedulerConfiguration) -> str:
+        return f"synced from ConfigMap {obj.synced_from}" if obj.synced_from else "uploaded"
 
     @admin.display(description="profiles (schedulerName → system)")
     def profile_names(self, obj: SchedulerConfiguration) -> str:

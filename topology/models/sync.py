@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -10,6 +12,21 @@ from topology.choices import (
     SyncResource,
 )
 from topology.models.mirror import Cluster
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def configmap_reference_error(reference: str) -> str | None:
+    """Why `reference` is not `namespace/name` of a ConfigMap (None: it is)."""
+    namespace, slash, name = reference.partition("/")
+    if not slash:
+        return "write it as namespace/name"
+    if not _DNS_LABEL.fullmatch(namespace):
+        return f"{namespace!r} is not a Kubernetes namespace name"
+    if not _DNS_SUBDOMAIN.fullmatch(name):
+        return f"{name!r} is not a ConfigMap name"
+    return None
 
 
 class ClusterConnection(models.Model):
@@ -30,12 +47,23 @@ class ClusterConnection(models.Model):
     enabled = models.BooleanField(
         default=True, help_text="keep the mirror synced: watch, and resync periodically"
     )
+    scheduler_configmap = models.CharField(
+        max_length=507,
+        blank=True,
+        help_text="namespace/name of the ConfigMap holding the cluster's "
+        "KubeSchedulerConfiguration (e.g. koordinator-system/koord-scheduler-config): "
+        "its profiles are synced; empty: none (upload documents in Scheduler configurations)",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"connection of {self.cluster.name}"
 
     def clean(self) -> None:
+        if self.scheduler_configmap and configmap_reference_error(self.scheduler_configmap):
+            raise ValidationError(
+                {"scheduler_configmap": configmap_reference_error(self.scheduler_configmap)}
+            )
         if self.mode == ConnectionMode.KUBECONFIG and not self.kubeconfig_path:
             raise ValidationError({"kubeconfig_path": "a kubeconfig connection needs its path"})
         if self.mode == ConnectionMode.IN_CLUSTER and (self.kubeconfig_path or self.context):

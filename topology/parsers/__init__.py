@@ -17,8 +17,20 @@ from topology.parsers.nrt import TopologyRecord, parse_nrt
 from topology.parsers.pod import PodRecord, parse_pod
 from topology.parsers.qos_config import QoSConfigRecord, is_qos_configmap, parse_qos_configmap
 from topology.parsers.reservation import ReservationRecord, parse_reservation
+from topology.parsers.scheduler_config import (
+    SchedulerConfigRecord,
+    holds_scheduler_configuration,
+    parse_scheduler_configmap,
+)
 
-Record = NodeRecord | TopologyRecord | PodRecord | ReservationRecord | QoSConfigRecord
+Record = (
+    NodeRecord
+    | TopologyRecord
+    | PodRecord
+    | ReservationRecord
+    | QoSConfigRecord
+    | SchedulerConfigRecord
+)
 
 
 class MirroredKind(StrEnum):
@@ -27,6 +39,7 @@ class MirroredKind(StrEnum):
     POD = "Pod"
     RESERVATION = "Reservation"
     QOS_CONFIG = "QoSConfig"
+    SCHEDULER_CONFIG = "SchedulerConfiguration"
 
 
 _CORE_KINDS = {"Node": MirroredKind.NODE, "Pod": MirroredKind.POD}  # of apiVersion v1
@@ -36,6 +49,7 @@ _PARSERS = {
     MirroredKind.POD: parse_pod,
     MirroredKind.RESERVATION: parse_reservation,
     MirroredKind.QOS_CONFIG: parse_qos_configmap,
+    MirroredKind.SCHEDULER_CONFIG: parse_scheduler_configmap,
 }
 
 
@@ -54,13 +68,21 @@ def classify(obj: Any) -> MirroredKind | None:
     if not isinstance(kind, str) or not isinstance(api_version, str):
         raise ObjectParseError(str(kind or "<unknown>"), _name(obj), "kind/apiVersion", "missing")
     if kind == "ConfigMap":
-        return MirroredKind.QOS_CONFIG if is_qos_configmap(obj) else None
+        return _configmap_kind(obj)
     if kind == "NodeResourceTopology":
         return MirroredKind.TOPOLOGY
     if kind == "Reservation" and api_version.startswith("scheduling.koordinator.sh/"):
         return MirroredKind.RESERVATION
     if api_version == "v1":
         return _CORE_KINDS.get(kind)
+    return None
+
+
+def _configmap_kind(obj: dict[str, Any]) -> MirroredKind | None:
+    if is_qos_configmap(obj):
+        return MirroredKind.QOS_CONFIG
+    if holds_scheduler_configuration(obj):
+        return MirroredKind.SCHEDULER_CONFIG
     return None
 
 

@@ -40,6 +40,7 @@ ORDER = [
     MirroredKind.POD,
     MirroredKind.RESERVATION,
     MirroredKind.QOS_CONFIG,
+    MirroredKind.SCHEDULER_CONFIG,
 ]
 BATCH_SIZE = 500
 

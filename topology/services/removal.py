@@ -19,6 +19,7 @@ from topology.parsers import MirroredKind
 from topology.services.mirror_version import bump_mirror_version
 from topology.services.writers import POD_SOURCES
 from topology.services.writers.common import namespaced
+from topology.services.writers.scheduler_configs import synced_configs
 
 Key = tuple[str, ...]
 
@@ -100,4 +101,6 @@ def _scoped(cluster: Cluster, kind: MirroredKind, api_group: str) -> QuerySet[An
         return Pod.objects.filter(cluster=cluster).order_by()
     if kind is MirroredKind.RESERVATION:
         return Reservation.objects.filter(cluster=cluster).order_by()
+    if kind is MirroredKind.SCHEDULER_CONFIG:
+        return synced_configs(cluster).order_by()
     return QoSConfig.objects.filter(cluster=cluster).order_by()

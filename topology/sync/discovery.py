@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from topology.choices import SyncResource
 from topology.sync.client import APIGroup, ClusterClient
-from topology.sync.resources import CORE_RESOURCES, GROUP_RESOURCES, Resource, in_sync_order
+from topology.sync.resources import (
+    CORE_RESOURCES,
+    GROUP_RESOURCES,
+    Resource,
+    in_sync_order,
+    scheduler_config_resource,
+)
 
 
 @dataclass
@@ -23,12 +29,21 @@ class SyncPlan:
     skipped: dict[SyncResource, str] = field(default_factory=dict)
 
 
-def discover(client: ClusterClient) -> SyncPlan:
-    """Ask the server; a group or resource it does not serve is skipped, not an error."""
+def discover(client: ClusterClient, *, scheduler_configmap: str = "") -> SyncPlan:
+    """Ask the server; a group or resource it does not serve is skipped, not an error.
+
+    `scheduler_configmap` (namespace/name), when the cluster's connection names one: the
+    ConfigMap of its scheduler configuration is synced too; otherwise it is skipped."""
     plan = SyncPlan()
     if "v1" not in client.core_versions():
         raise RuntimeError("the API server does not serve core/v1")
     plan.resources += CORE_RESOURCES
+    if scheduler_configmap:
+        plan.resources.append(scheduler_config_resource(scheduler_configmap))
+    else:
+        plan.skipped[SyncResource.SCHEDULER_CONFIG] = (
+            "no scheduler ConfigMap is named in the cluster's connection"
+        )
     groups = {group.name: group for group in client.api_groups()}
     for wanted in GROUP_RESOURCES:
         group = groups.get(wanted.group)

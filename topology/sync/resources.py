@@ -55,6 +55,24 @@ QOS_CONFIG = Resource(
     namespace=QOS_NAMESPACE,
     field_selector=f"metadata.name={QOS_CONFIGMAP}",
 )
+
+
+def scheduler_config_resource(reference: str) -> Resource:
+    """The one ConfigMap (`namespace/name`) a cluster's connection names as its scheduler
+    configuration: listed and watched by name, as the slo-controller-config is."""
+    namespace, _, name = reference.partition("/")
+    return Resource(
+        SyncResource.SCHEDULER_CONFIG,
+        MirroredKind.SCHEDULER_CONFIG,
+        "ConfigMap",
+        "",
+        "configmaps",
+        "v1",
+        namespace=namespace,
+        field_selector=f"metadata.name={name}",
+    )
+
+
 # Versions are discovered; these are the ones the parsers can read.
 NRT_UPSTREAM = Resource(
     SyncResource.NRT_UPSTREAM,
@@ -90,6 +108,7 @@ SYNC_ORDER = (
     SyncResource.PODS,
     SyncResource.RESERVATIONS,
     SyncResource.QOS_CONFIG,
+    SyncResource.SCHEDULER_CONFIG,
 )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from topology.models import Cluster
+from topology.models import Cluster, ClusterConnection
 from topology.services.removal import Key
 from topology.services.writers.bulk import on_postgresql
 from topology.sync import lease, state
@@ -117,11 +117,17 @@ class ClusterSync:
         self.report.versions.update({r.sync: r.version for r in self._plan.resources})
         self.report.not_served.update(self._plan.skipped)
 
+    def _scheduler_configmap(self) -> str:
+        """The ConfigMap the cluster's connection names (read afresh: an admin may have
+        changed it since the session began)."""
+        connection = ClusterConnection.objects.filter(cluster=self.cluster).first()
+        return connection.scheduler_configmap if connection else ""
+
     def _discover(self, client: ClusterClient) -> SyncPlan:
         backoff = Backoff(self._settings.backoff_initial, self._settings.backoff_ceiling)
         while True:
             try:
-                return discover(client)
+                return discover(client, scheduler_configmap=self._scheduler_configmap())
             except Exception as exc:
                 message = f"cannot reach the API server: {describe(exc)}"
                 logger.warning("%s: %s", self.cluster.name, message)

@@ -46,6 +46,7 @@ from topology.services.writers.nodes import write_nodes
 from topology.services.writers.pods import mirrored_node_ids, write_pods
 from topology.services.writers.qos import write_qos_configs
 from topology.services.writers.reservations import write_reservations
+from topology.services.writers.scheduler_configs import write_scheduler_configs
 from topology.services.writers.topologies import write_topologies
 
 BatchWriter = Callable[[Cluster, Any, datetime], BatchResult]
@@ -55,6 +56,7 @@ BATCH_WRITERS: dict[MirroredKind, BatchWriter] = {
     MirroredKind.POD: write_pods,
     MirroredKind.RESERVATION: write_reservations,
     MirroredKind.QOS_CONFIG: write_qos_configs,
+    MirroredKind.SCHEDULER_CONFIG: write_scheduler_configs,
 }
 
 
@@ -64,6 +66,7 @@ _TABLES = {
     MirroredKind.POD: (Pod, PodAllocation),
     MirroredKind.RESERVATION: (Reservation,),
     MirroredKind.QOS_CONFIG: (),
+    MirroredKind.SCHEDULER_CONFIG: (),
 }
 
 
