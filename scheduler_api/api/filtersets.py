@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 from drf_spectacular.utils import extend_schema_field
@@ -22,6 +23,20 @@ from topology.filtersets import (
 from topology.models import Node, NodeCPUReservation, NodePolicy, Pod, Reservation
 
 
+@extend_schema_field(
+    {
+        "type": "integer",
+        "minimum": 0,
+        "description": "some NUMA zone has at least this many free exclusive CPUs (nodes "
+        "whose figures are not computed yet are left out)",
+    }
+)
+class MinFreeCpusFilter(django_filters.NumberFilter):
+    """A whole, non-negative count, as the schema says: "1.5" and "-1" are 400s."""
+
+    field_class = forms.IntegerField
+
+
 class NodeFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="name contains")
     label = LabelFilter(
@@ -39,7 +54,7 @@ class NodeFilterSet(django_filters.FilterSet):
         choices=TopologyManagerScope.choices,
         help_text="Topology Manager scope",
     )
-    min_free_exclusive_cpus_in_one_zone = django_filters.NumberFilter(
+    min_free_exclusive_cpus_in_one_zone = MinFreeCpusFilter(
         field_name="figures__max_free_cpus_in_one_zone",
         lookup_expr="gte",
         min_value=0,

@@ -113,6 +113,8 @@ def test_it_orders_by_free_cpus(viewer: APIClient, cluster: Cluster) -> None:
     [
         {"flavour": "windows"},
         {"min_free_exclusive_cpus_in_one_zone": "lots"},
+        {"min_free_exclusive_cpus_in_one_zone": "-1"},  # issue 28: the schema's minimum
+        {"min_free_exclusive_cpus_in_one_zone": "1.5"},  # and type (a whole count)
         {"ordering": "password"},
     ],
 )

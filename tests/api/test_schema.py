@@ -50,3 +50,26 @@ def test_the_docs_load_their_assets_from_our_own_static_files(path: str, asset: 
     html = Client().get(path).content.decode()
     assert f"/static/drf_spectacular_sidecar/{asset}" in html
     assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
+
+
+def test_what_the_schema_offers_is_what_validation_takes(tmp_path) -> None:
+    """Issue 28: `""` was in the cpu_bind_policy enum but refused; `"pod": null` was
+    allowed by the schema but refused; the minimum of a count filter was not documented."""
+    import yaml
+    from django.core.management import call_command
+
+    path = tmp_path / "schema.yaml"
+    call_command("spectacular", "--file", str(path))
+    schema = yaml.safe_load(path.read_text())
+    request = schema["components"]["schemas"]["NodePolicyRequest"]["properties"]
+    for field in ("cpu_bind_policy", "numa_allocate_strategy"):
+        offered = {item["$ref"].rsplit("/", 1)[-1] for item in request[field]["oneOf"]}
+        assert "BlankEnum" not in offered, field
+    assert "BlankEnum" in {
+        i["$ref"].rsplit("/", 1)[-1] for i in request["numa_topology_policy"]["oneOf"]
+    }
+    pod = schema["components"]["schemas"]["WhatIfRequestRequest"]["properties"]["pod"]
+    assert pod["type"] == "object" and pod["nullable"] is True
+    nodes = schema["paths"]["/api/v1/clusters/{cluster}/nodes"]["get"]["parameters"]
+    (count,) = [p for p in nodes if p["name"] == "min_free_exclusive_cpus_in_one_zone"]
+    assert count["schema"] == {"type": "integer", "minimum": 0}

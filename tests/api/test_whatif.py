@@ -142,6 +142,9 @@ def test_the_compact_form_is_the_same_question(operator: APIClient, trio: Cluste
     from_compact = post(operator, compact).json()
     from_manifest = post(operator, {"pod": manifest(), "scheduler": "scheduler-plugins"}).json()
     assert same_answer(from_compact, from_manifest)
+    # issue 28: the schema allows "pod": null; it is taken as "not given"
+    from_null_pod = post(operator, {**compact, "pod": None}).json()
+    assert same_answer(from_compact, from_null_pod)
 
 
 def test_the_compact_form_writes_the_annotations_schedulers_read() -> None:
@@ -182,6 +185,7 @@ def test_the_compact_form_writes_the_annotations_schedulers_read() -> None:
         ({"pod": manifest(), "scoring": "Random"}, "scoring"),
         ({"pod": manifest(), "weights": {"cpu": 0}}, "weights.cpu"),
         ({"pod": manifest(), "replicas": -1}, "replicas"),
+        ({"pod": None}, "pod"),  # null is "not given", and then nothing is asked
         ({"pod": {"kind": "Pod", "metadata": {"name": "x"}, "spec": {}}}, "pod.spec.containers"),
         (  # pod-level resources: not modelled, so refused rather than answered wrongly
             {

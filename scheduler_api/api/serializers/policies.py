@@ -36,6 +36,10 @@ class NodePolicySerializer(KnownFieldsMixin, serializers.ModelSerializer):
                 "node.koordinator.sh/reservation annotation; null leaves it as observed"
             },
             "reservation_cpus": {"help_text": 'cpulist to reserve; "" leaves it as observed'},
+            # Koordinator has no "" for these two (null leaves them as observed): the
+            # schema offers no blank, and "" is refused (issue 28)
+            "numa_allocate_strategy": {"allow_blank": False},
+            "cpu_bind_policy": {"allow_blank": False},
         }
 
     def get_draft(self, policy: NodePolicy) -> bool:

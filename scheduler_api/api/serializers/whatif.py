@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduler_api.api.field_validation import KnownFieldsMixin
@@ -68,10 +69,19 @@ def _choices(values: Any, help_text: str) -> serializers.ChoiceField:
     return serializers.ChoiceField([v for v in values if v], required=False, help_text=help_text)
 
 
+@extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+class ManifestField(serializers.JSONField):
+    """A Pod manifest: a JSON object; null is taken as not given (the compact form then)."""
+
+
 class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
     """Either `pod` (a whole Pod manifest) or the compact form, plus the run's options."""
 
-    pod = serializers.JSONField(required=False, help_text="a Kubernetes Pod manifest (v1 Pod)")
+    pod = ManifestField(
+        required=False,
+        allow_null=True,
+        help_text="a Kubernetes Pod manifest (v1 Pod); null: not given",
+    )
     containers = CompactContainerSerializer(many=True, required=False, allow_empty=False)
     init_containers = CompactContainerSerializer(many=True, required=False)
     name = serializers.CharField(required=False, max_length=253)
@@ -140,6 +150,8 @@ class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("pod", ...) is None:
+            del attrs["pod"]
         compact = [f for f in COMPACT_FIELDS if f in self.initial_data]
         if "pod" in attrs and compact:
             raise serializers.ValidationError(
