@@ -8,8 +8,10 @@ import re
 import shutil
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -54,6 +56,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
+    "csp",
     "topology",
     "scheduler_api",
 ]
@@ -69,7 +73,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "webapp.no_store.NoStoreJSONMiddleware",
     "scheduler_api.api.field_validation.WarningHeaderMiddleware",
+    # last, as django-axes asks: it turns a lockout raised in a login into its response
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -147,6 +155,59 @@ LOGIN_REDIRECT_URL = "topology:home"
 LOGOUT_REDIRECT_URL = "login"
 # --- end of dashboard block --------------------------------------------------------
 
+# --- Security (README "Security": what each setting does, and production values) ----
+# Login brute force (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is locked out for LOGIN_LOCKOUT_MINUTES (429 and
+# a page saying so), on the dashboard's login and admin's alike; a right password resets
+# the count. API tokens are long random secrets checked by hash, and are not counted.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False  # no start-up banner; each failure and lockout is still logged
+# Behind TLS (HTTPS=true, what deploy/kubernetes sets): redirect plain HTTP, cookies only
+# over HTTPS, HSTS for a year. Each can be set on its own too.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", HTTPS)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+# "preload" in the header only allows submitting the domain to browsers' preload lists
+# (hstspreload.org, the owner's act); SECURE_HSTS_PRELOAD=false leaves it out.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# Only behind a proxy that sets X-Forwarded-Proto itself (an ingress terminating TLS);
+# anywhere else a client could claim HTTPS with the header.
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Origins (scheme://host[:port]) a form may be posted from, e.g. https://topolens.example.com
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_SECONDS", 8 * 3600, minimum=60)
+# Content-Security-Policy on every page (django-csp): nothing from another host, no inline
+# script; Plotly and Django admin draw inline styles. The API docs pages relax script-src
+# for their inline start-up code (`webapp.offline`).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 # Django's cache: per process by default; in production Redis (CACHE_URL), shared by
 # every process, for the API's per-user throttles and the what-if answers.
 CACHES = {"default": env_cache("CACHE_URL")}
@@ -167,6 +228,8 @@ API_WHATIF_SYNC_MAX_REPLICAS = env_int("API_WHATIF_SYNC_MAX_REPLICAS", 16, minim
 WHATIF_SNAPSHOT_CACHE_SIZE = env_int("WHATIF_SNAPSHOT_CACHE_SIZE", 2, minimum=0)
 # What-if answers kept with each cached snapshot (about 1 MB each at 5,000 nodes).
 WHATIF_ANSWER_CACHE_SIZE = env_int("WHATIF_ANSWER_CACHE_SIZE", 32, minimum=0)
+# ... and at most this many bytes of them (encoded) per process; a larger answer is not kept.
+WHATIF_ANSWER_CACHE_BYTES = env_int("WHATIF_ANSWER_CACHE_BYTES", 64 * 1024 * 1024, minimum=0)
 # Finished background what-ifs (and their answers) are deleted after this long.
 WHATIF_TASK_RETENTION_SECONDS = env_int("WHATIF_TASK_RETENTION_SECONDS", 86400, minimum=60)
 # The top-ranked nodes of each system whose cpuset a what-if works out in detail.

@@ -1,4 +1,7 @@
-"""schemathesis against our own OpenAPI schema, authenticated as each role.
+"""schemathesis against our own OpenAPI schema, anonymous and authenticated as each role.
+
+A longer run (README, "Security"): `SCHEMATHESIS_MAX_EXAMPLES=300 .venv/bin/pytest
+tests/api/test_schemathesis.py`.
 
 Every operation is fuzzed in-process (WSGI): no response may be a 5xx, and every
 response must match the schema (status code, content type, body). Path parameters
@@ -9,6 +12,7 @@ database is the same for every example.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,6 +41,8 @@ CHECKS = [
     response_schema_conformance,
 ]
 COVERAGE_PERSONA = "operator"
+PERSONAS = ("anonymous", *ROLES)
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10"))
 REAL_OBJECTS = {
     "cluster": "trio",
     "node": "worker-03",
@@ -54,7 +60,7 @@ def _one_connection() -> Iterator[None]:
     request_finished.connect(close_old_connections)
 
 
-@pytest.fixture(params=ROLES)
+@pytest.fixture(params=PERSONAS)
 def persona(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -74,7 +80,9 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 @pytest.fixture
 def bearer(persona: str, user_for: Any) -> dict[str, str]:
-    """The Authorization header of a token of the persona."""
+    """The Authorization header of a token of the persona (none for anonymous)."""
+    if persona == "anonymous":
+        return {}
     issued = api_token_create(user=user_for(persona), name="schemathesis")
     return {"Authorization": f"Bearer {issued.plaintext}"}
 
@@ -82,7 +90,7 @@ def bearer(persona: str, user_for: Any) -> dict[str, str]:
 @pytest.mark.django_db
 @pytest.mark.usefixtures("persona")
 @schema.parametrize()
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_operation_fails_or_breaks_its_schema(case: Any, bearer: dict[str, str]) -> None:
     with transaction.atomic():
         response = case.call(headers=bearer)

@@ -101,3 +101,22 @@ def test_fragments_render_as_the_answer(cache_on, small, engine_runs):
     assert {k: v for k, v in rendered.items() if k != "data_age_seconds"} == {
         k: v for k, v in plain.items() if k != "data_age_seconds"
     }
+
+
+def test_the_kept_answers_are_bounded_by_bytes(cache_on, settings, small, engine_runs):
+    """Issue 28: nine answers of 100 MB held a gigabyte per worker."""
+    from topology.services.snapshot_cache import answer_book, cached_cluster_snapshot
+
+    run_whatif(cluster=small, pod=WEB_POD, replicas=1)
+    _, book = answer_book(cached_cluster_snapshot(small))
+    one = sum(len(key) + kept.nbytes for key, kept in book.items())
+    settings.WHATIF_ANSWER_CACHE_BYTES = int(one * 2.5)  # room for two answers, not three
+    for replicas in (2, 3):
+        run_whatif(cluster=small, pod=WEB_POD, replicas=replicas)
+    assert len(book) == 2  # the oldest went although the count allows four
+    assert sum(len(key) + kept.nbytes for key, kept in book.items()) <= one * 2.5
+    settings.WHATIF_ANSWER_CACHE_BYTES = one // 2  # smaller than any answer: none is kept
+    runs = len(engine_runs)
+    run_whatif(cluster=small, pod=WEB_POD, replicas=7)
+    run_whatif(cluster=small, pod=WEB_POD, replicas=7)
+    assert len(engine_runs) == runs + 2

@@ -57,6 +57,11 @@ class _Kept:
     light: Mapping[str, Any]  # strings and numbers only
     heavy: Mapping[str, bytes]
 
+    @property
+    def nbytes(self) -> int:
+        """What the entry holds, near enough: its encoded parts (the rest is scalars)."""
+        return sum(len(part) for part in self.heavy.values())
+
 
 def question_key(question: Mapping[str, Any]) -> bytes | None:
     """The question in one canonical encoding; None if it cannot be encoded (not kept)."""
@@ -100,11 +105,23 @@ def remembered_answer(
             except TypeError:
                 return _decoded(answer, fragments)  # not plain JSON: not kept
             share_answer(version, asked, kept)
-        with answer_lock:
-            book[asked] = kept
-            while len(book) > size:
-                book.popitem(last=False)
+        _keep(book, asked, kept, size)
     return _served(kept, snapshot, fragments)
+
+
+def _keep(book: Any, asked: bytes, kept: _Kept, size: int) -> None:
+    """Keep `kept` (most recent last), then drop the oldest entries until the book holds
+    at most `size` answers and `WHATIF_ANSWER_CACHE_BYTES` bytes (issue 28: nine answers of
+    100 MB held a gigabyte per worker). An answer larger than the bound is not kept."""
+    limit: int = settings.WHATIF_ANSWER_CACHE_BYTES
+    if len(asked) + kept.nbytes > limit:
+        return
+    with answer_lock:
+        book[asked] = kept
+        held = sum(len(key) + entry.nbytes for key, entry in book.items())
+        while len(book) > size or held > limit:
+            key, entry = book.popitem(last=False)
+            held -= len(key) + entry.nbytes
 
 
 # --- shared between processes ------------------------------------------------------------
