@@ -25,3 +25,12 @@ def test_a_pod_naming_thousands_of_resources_is_refused(client_for, trio) -> Non
     response = client_for("operator").post("/api/v1/clusters/trio/whatif", many, format="json")
     assert response.status_code == 400
     assert "at most 64 containers" in str(response.json()["errors"])
+    spread = {
+        "containers": [
+            {"name": f"c{i}", "requests": {f"example.com/r{i}-{j}": "1" for j in range(40)}}
+            for i in range(40)
+        ]
+    }
+    response = client_for("operator").post("/api/v1/clusters/trio/whatif", spread, format="json")
+    assert response.status_code == 400  # 1,600 names in all: each verdict could list them
+    assert "at most 64 different resources in all containers" in str(response.json()["errors"])

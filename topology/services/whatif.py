@@ -78,6 +78,7 @@ def _check_size(manifest: dict[str, Any]) -> None:
     if not isinstance(spec, dict):
         return
     errors: dict[str, list[str]] = {}
+    names: set[object] = set()
     lists = [(key, spec.get(key)) for key in ("containers", "initContainers")]
     counted = [(key, items) for key, items in lists if isinstance(items, list)]
     if sum(len(items) for _, items in counted) > MAX_CONTAINERS:
@@ -90,6 +91,13 @@ def _check_size(manifest: dict[str, Any]) -> None:
                 if isinstance(amounts, dict) and len(amounts) > MAX_RESOURCES:
                     path = f"pod.spec.{key}.{index}.resources.{kind}"
                     errors[path] = [f"at most {MAX_RESOURCES} resources"]
+                elif isinstance(amounts, dict):
+                    names.update(amounts)
+    if len(names) > MAX_RESOURCES and not errors:
+        # each node's verdict may name every resource it is short of: bound them in all
+        errors["pod.spec.containers"] = [
+            f"at most {MAX_RESOURCES} different resources in all containers ({len(names)})"
+        ]
     if errors:
         raise WhatIfInputError(errors)
 
