@@ -11,6 +11,8 @@ from topology.choices import Flavour, TopologyManagerPolicy, TopologyManagerScop
 from topology.models import NodeFigures, NodeTopology
 
 _NOT_COMPUTED = "null until the node's figures are computed"
+_FREE_TOTAL = "CPUs (whole logical CPUs) free for an exclusive pod on the node; " + _NOT_COMPUTED
+_FREE_ZONE = "CPUs free for an exclusive pod in the NUMA zone with the most; " + _NOT_COMPUTED
 
 
 class NodeRowSerializer(serializers.Serializer):
@@ -32,8 +34,8 @@ class NodeRowSerializer(serializers.Serializer):
         allow_null=True, help_text="logical CPUs known by id (0: not published)"
     )
     figures_computed_at = serializers.DateTimeField(allow_null=True)
-    free_cpus_total = serializers.IntegerField(allow_null=True, help_text=_NOT_COMPUTED)
-    max_free_cpus_in_one_zone = serializers.IntegerField(allow_null=True, help_text=_NOT_COMPUTED)
+    free_cpus_total = serializers.IntegerField(allow_null=True, help_text=_FREE_TOTAL)
+    max_free_cpus_in_one_zone = serializers.IntegerField(allow_null=True, help_text=_FREE_ZONE)
     largest_exclusive_pod = serializers.IntegerField(
         allow_null=True,
         help_text="largest exclusive pod (CPUs) the node admits under its own policy",
@@ -50,7 +52,10 @@ class NodeRowSerializer(serializers.Serializer):
 class NodeTopologySummarySerializer(serializers.ModelSerializer):
     policy = serializers.CharField(source="tm_policy")
     scope = serializers.CharField(source="tm_scope")
-    max_numa_nodes = serializers.IntegerField(source="tm_max_numa_nodes")
+    max_numa_nodes = serializers.IntegerField(
+        source="tm_max_numa_nodes",
+        help_text="Topology Manager max-allowable-numa-nodes (NUMA nodes)",
+    )
     options = string_map_field(source="tm_options")
 
     class Meta:
@@ -91,6 +96,16 @@ class NodeFiguresSerializer(serializers.ModelSerializer):
             "largest_exclusive_pod",
             "largest_exclusive_pod_own_policy",
         ]
+        extra_kwargs = {
+            "free_cpus_total": {"help_text": "CPUs free for an exclusive pod on the node"},
+            "max_free_cpus_in_one_zone": {
+                "help_text": "CPUs free for an exclusive pod in the NUMA zone with the most"
+            },
+            "largest_exclusive_pod_own_policy": {
+                "help_text": "CPUs of the largest exclusive pod the node admits under its own "
+                "Topology Manager policy"
+            },
+        }
 
 
 class NodeDetailSerializer(serializers.Serializer):

@@ -118,7 +118,9 @@ class ReferencePodInputSerializer(serializers.Serializer):
     """A pod to preview with: an exclusive Guaranteed pod of `cpus`, or a whole manifest."""
 
     name = serializers.SlugField(max_length=100)
-    cpus = serializers.IntegerField(min_value=1, max_value=4096, required=False)
+    cpus = serializers.IntegerField(
+        min_value=1, max_value=4096, required=False, help_text="whole CPUs the pod asks for"
+    )
     memory = QuantityField(required=False, default="1Gi", max_length=32)
     manifest = serializers.JSONField(required=False, help_text="a Pod manifest; wins over cpus")
 
@@ -161,7 +163,9 @@ class NodeEffectSerializer(serializers.Serializer):
 
 class ReferenceEffectSerializer(serializers.Serializer):
     name = serializers.CharField()
-    cpus = serializers.IntegerField(allow_null=True, help_text="null: given as a manifest")
+    cpus = serializers.IntegerField(
+        allow_null=True, help_text="whole CPUs the pod asks for; null: given as a manifest"
+    )
     source = serializers.CharField(help_text="`default`, `saved` or `given` (with the request)")
     gained = serializers.ListField(
         child=serializers.CharField(), help_text="nodes that could host it only with the draft"

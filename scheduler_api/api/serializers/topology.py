@@ -8,9 +8,18 @@ from scheduler_api.api.serializers.common import numa_amounts_field
 from topology.choices import CPUState
 from topology.models import PodAllocation, Zone, ZoneResource
 
+AMOUNT_UNITS = (
+    "in base units: millicores for cpu, bytes for memory and hugepages, a count otherwise"
+)
+
 
 class ZoneResourceSerializer(serializers.ModelSerializer):
-    available = serializers.IntegerField(allow_null=True, help_text="null: not published (Crane)")
+    capacity = serializers.IntegerField(help_text=f"as the NRT publishes it, {AMOUNT_UNITS}")
+    allocatable = serializers.IntegerField(help_text=f"as the NRT publishes it, {AMOUNT_UNITS}")
+    available = serializers.IntegerField(
+        allow_null=True,
+        help_text=f"the NRT's own `available`, {AMOUNT_UNITS}; null: not published (Crane)",
+    )
 
     class Meta:
         model = ZoneResource
@@ -22,6 +31,13 @@ class ZoneSerializer(serializers.ModelSerializer):
         child=serializers.IntegerField(), help_text="zone name → distance"
     )
     resources = ZoneResourceSerializer(many=True)
+    reserved_cpus = serializers.IntegerField(
+        allow_null=True,
+        help_text="whole CPUs Crane reserves in the zone (reservedCPUNums); Crane only",
+    )
+    numa_id = serializers.IntegerField(
+        allow_null=True, help_text="the NUMA node id; null: not a NUMA zone"
+    )
 
     class Meta:
         model = Zone
@@ -59,7 +75,9 @@ class NodeTopologySerializer(serializers.Serializer):
     flavour = serializers.CharField(allow_null=True, help_text="null: no NRT mirrored")
     policy = serializers.CharField(allow_null=True, help_text="Topology Manager policy")
     scope = serializers.CharField(allow_null=True, help_text="Topology Manager scope")
-    max_numa_nodes = serializers.IntegerField(allow_null=True)
+    max_numa_nodes = serializers.IntegerField(
+        allow_null=True, help_text="Topology Manager max-allowable-numa-nodes (NUMA nodes)"
+    )
     cpu_topology_source = serializers.CharField(allow_null=True)
     zones = ZoneSerializer(many=True)
     cpus = CPUSerializer(many=True, help_text="empty when the node publishes no CPU ids")
