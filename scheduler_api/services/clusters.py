@@ -14,9 +14,15 @@ def cluster_create(*, name: str, description: str = "") -> Cluster:
 
 @transaction.atomic
 def cluster_update(*, cluster: Cluster, description: str | None = None) -> Cluster:
+    """Raises Cluster.DoesNotExist when the cluster was deleted since it was read (a
+    DELETE racing this PATCH): updated by its row, never saved back from a stale copy."""
+    rows = Cluster.objects.select_for_update().filter(pk=cluster.pk)
     if description is not None:
+        if not rows.update(description=description):
+            raise Cluster.DoesNotExist(f"cluster {cluster.name} was deleted meanwhile")
         cluster.description = description
-        cluster.save(update_fields=["description"])
+    elif not rows.exists():
+        raise Cluster.DoesNotExist(f"cluster {cluster.name} was deleted meanwhile")
     return cluster
 
 

@@ -129,3 +129,18 @@ def test_a_cluster_lists_every_collection_as_the_sync_page_does(viewer, cluster)
     body = viewer.get(f"/api/v1/clusters/{cluster.name}").json()
     assert [state["resource"] for state in body["sync"]] == list(SyncResource.values)
     assert all(state["synced_through"] is None for state in body["sync"])
+
+
+def test_a_patch_racing_a_delete_is_a_404_never_a_500(admin: APIClient, monkeypatch) -> None:
+    """Issue 28: PATCH racing DELETE on one cluster gave 500s (9 of 60 tries): the PATCH
+    read the cluster, the DELETE removed it, the PATCH saved its stale copy."""
+    from scheduler_api.api.views import clusters as views
+
+    Cluster.objects.create(name="gone")
+    stale = Cluster.objects.get(name="gone")
+    Cluster.objects.filter(pk=stale.pk).delete()  # the DELETE wins the race
+    monkeypatch.setattr(views.ClusterViewSet, "get_object", lambda self: stale)
+    response = admin.patch("/api/v1/clusters/gone", {"description": "late"}, format="json")
+    assert response.status_code == 404
+    assert response.json()["detail"] == "The cluster was deleted meanwhile."
+    assert not Cluster.objects.filter(name="gone").exists()  # not brought back

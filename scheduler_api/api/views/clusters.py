@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
-from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.exceptions import MethodNotAllowed, NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
@@ -49,7 +49,10 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return ClusterSerializer
 
     def _read(self, name: str) -> dict[str, Any]:
-        return ClusterSerializer(self.get_queryset().get(name=name)).data
+        try:
+            return ClusterSerializer(self.get_queryset().get(name=name)).data
+        except Cluster.DoesNotExist:
+            raise NotFound("The cluster was deleted meanwhile.") from None
 
     @extend_schema(request=ClusterCreateSerializer, responses={201: ClusterSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -63,7 +66,10 @@ class ClusterViewSet(viewsets.ModelViewSet):
         cluster = self.get_object()
         serializer = self.get_serializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        cluster_update(cluster=cluster, **serializer.validated_data)
+        try:
+            cluster_update(cluster=cluster, **serializer.validated_data)
+        except Cluster.DoesNotExist:
+            raise NotFound("The cluster was deleted meanwhile.") from None
         return Response(self._read(cluster.name))
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
