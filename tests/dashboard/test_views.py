@@ -314,3 +314,12 @@ def test_the_node_page_shows_which_zone_each_device_sits_on(staff_client, cluste
     assert "Devices per NUMA zone" in body and '<td class="num">1 / 2</td>' in body
     plain = staff_client.get(url("node", cluster="prod", node="worker-1")).content.decode()
     assert "Devices per NUMA zone" not in plain  # CPU and memory are no devices
+
+
+def test_only_extended_resources_count_as_devices():
+    from topology.selectors.node_detail import is_device
+
+    devices = ["nvidia.com/gpu", "openshift.io/sriov-nic", "koordinator.sh/gpu-core"]
+    native = ["cpu", "memory", "hugepages-1Gi", "kubernetes.io/batch-cpu", "pods"]
+    assert [is_device(r) for r in devices] == [True] * 3
+    assert [is_device(r) for r in native] == [False] * 5

@@ -88,14 +88,11 @@ class NodeDetail:
 
 @dataclass(frozen=True)
 class DeviceRow:
-    """One device resource (anything but CPU, memory, hugepages and storage) and what each
-    NUMA zone publishes of it; None where a zone publishes none."""
+    """One device resource and what each NUMA zone publishes of it; None where a zone
+    publishes none."""
 
     resource: str
     per_zone: tuple[Amounts | None, ...]
-
-
-NOT_DEVICES = ("cpu", "memory", "hugepages-", "ephemeral-storage", "storage", "pods")
 
 
 def device_rows(cells: Sequence[ZoneCell]) -> list[DeviceRow]:
@@ -105,7 +102,11 @@ def device_rows(cells: Sequence[ZoneCell]) -> list[DeviceRow]:
 
 
 def is_device(resource: str) -> bool:
-    return not resource.startswith(NOT_DEVICES)
+    """An extended resource as Kubernetes defines one (`IsExtendedResourceName`): a name
+    with a domain other than kubernetes.io, which device plugins advertise (nvidia.com/gpu,
+    a NIC's VFs). CPU, memory, hugepages and Koordinator's kubernetes.io/batch-* are not."""
+    domain, slash, _ = resource.partition("/")
+    return bool(slash) and domain != "kubernetes.io" and not resource.startswith("requests.")
 
 
 def node_for_detail(cluster: Cluster, name: str) -> Node:
