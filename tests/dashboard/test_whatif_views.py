@@ -404,3 +404,26 @@ def test_the_page_takes_from_the_same_what_if_limit_as_the_api(staff_client, sma
     refused = staff_client.get(url("whatif-compare", **GUARANTEED_16))
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert staff_client.get(url()).status_code == 200  # the empty form costs nothing
+
+
+def test_the_form_takes_a_scheduler_name_that_picks_the_clusters_profile(staff_client, small):
+    """Issue 27: the form gains `scheduler_name` (the field existed but was not drawn)."""
+    from topology.models import SchedulerConfiguration
+
+    SchedulerConfiguration.objects.create(
+        cluster=small,
+        name="plugins",
+        document="apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: topo-aware\n"
+        "  plugins: {multiPoint: {enabled: [{name: NodeResourceTopologyMatch}]}}\n",
+    )
+    blank = staff_client.get(url()).content.decode()
+    assert 'name="scheduler_name"' in blank and "picks the cluster" in blank
+    response = staff_client.get(url(scheduler_name="topo-aware", **GUARANTEED_16))
+    result = response.context["result"]
+    assert result.judged_by["system"] == "scheduler-plugins"
+    assert result.judged_by["profile"] == "topo-aware"
+    assert 'name="scheduler_name" value="topo-aware"' in response.content.decode()
+    bad = staff_client.get(url(scheduler_name="Not A Name", **GUARANTEED_16))
+    assert 'id="id_scheduler_name_error" role="alert"' in bad.content.decode()
