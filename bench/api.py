@@ -470,7 +470,7 @@ def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
     """In-process engine time (ms, medians) of a question asked before, right after a pod
     changed: with the counts kept with unchanged nodes' books, and with every count worked
     out anew (`koordinator_count.KEEP_COUNTS`), alternating on the same snapshots."""
-    from scheduler_api.engine import koordinator_count
+    from scheduler_api.engine.koordinator.fast import count as koordinator_count
     from topology.models import Cluster
     from topology.services.whatif import mirror_snapshot, run_on_snapshot
 

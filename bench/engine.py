@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scheduler_api.engine.snapshot import (  # noqa: E402
+from scheduler_api.engine.model.snapshot import (  # noqa: E402
     ANN_KOORD_RESOURCE_SPEC,
     LABEL_CPU_BIND_POLICY,
     LABEL_KOORD_QOS,
@@ -41,7 +41,7 @@ from scheduler_api.engine.snapshot import (  # noqa: E402
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate, place  # noqa: E402
+from scheduler_api.engine.whatif.evaluate import evaluate, place  # noqa: E402
 
 GI = 2**30
 RESOURCES = ("cpu", "memory", "hugepages-2Mi", "example.com/gpu")

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scheduler_api.engine.koordinator_state import nrt_numa_policy
-from scheduler_api.engine.nrt_match import resolve_topology_manager
-from scheduler_api.engine.snapshot import NUMATopologyPolicy
+from scheduler_api.engine import NUMATopologyPolicy, nrt_numa_policy, resolve_topology_manager
 from topology.choices import Flavour
 from topology.choices import TopologyManagerPolicy as Policy
 from topology.choices import TopologyManagerScope as Scope

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scheduler_api.engine.snapshot import AllocationSource, Flavour
+from scheduler_api.engine.model.snapshot import AllocationSource, Flavour
 from topology.adapters import cluster_snapshot, snapshot_from_objects
 from topology.demo import generate_demo_objects
 from topology.models import Cluster

@@ -15,7 +15,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from scheduler_api.engine.whatif import evaluate
+from scheduler_api.engine.whatif.evaluate import evaluate
 from tests.topology.helpers import sample_items
 from topology.models import Cluster, Node, NodePolicy
 from topology.services import whatif as whatif_service

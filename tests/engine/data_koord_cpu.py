@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.koordinator_cpu import CPUInfo, KoordCPUTopology
-from scheduler_api.engine.results import parse_cpuset
+from scheduler_api.engine.koordinator.reference.cpu import CPUInfo, KoordCPUTopology
+from scheduler_api.engine.model.results import parse_cpuset
 
 
 def topology(

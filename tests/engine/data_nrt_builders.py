@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from scheduler_api.engine.results import quantity_format_of
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.results import quantity_format_of
+from scheduler_api.engine.model.snapshot import (
     ContainerSpec,
     Flavour,
     NodeSnapshot,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.snapshot import PodSpec, Zone
+from scheduler_api.engine.model.snapshot import PodSpec, Zone
 from tests.engine.data_nrt_builders import (
     container,
     guaranteed,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.nrt_common import NUMANode, ScoringStrategy
-from scheduler_api.engine.snapshot import NodeSnapshot
+from scheduler_api.engine.model.snapshot import NodeSnapshot
+from scheduler_api.engine.schedulerplugins.reference.common import NUMANode, ScoringStrategy
 from tests.engine.data_nrt_builders import amounts, nrt_node, nrt_zone
 
 CPU, MEM, GPU = "cpu", "memory", "gpu"

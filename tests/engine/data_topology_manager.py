@@ -9,7 +9,7 @@ machine's every-NUMA mask, which ``merge_hints`` reports as ``None``.
 
 from __future__ import annotations
 
-from scheduler_api.engine.hints import TopologyHint
+from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
 
 ALL = frozenset(range(64))  # stands for upstream's "NewTestBitMask(numaNodes...)"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.bitmask import NUMAMask, and_all, iterate_masks
+from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, and_all, iterate_masks
 
 ALL_ONES = "1" * 64
 

@@ -14,8 +14,9 @@ from dataclasses import replace
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine.crane import CraneConfig
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.crane.reference.plugin import CraneConfig
+from scheduler_api.engine.model.kubernetes import node_fit_count
+from scheduler_api.engine.model.snapshot import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
     AllocationSource,
@@ -28,8 +29,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_systems import node_fit_count
+from scheduler_api.engine.whatif.evaluate import evaluate
 from tests.engine.test_whatif_properties import nodes, pods
 
 GI = 2**30

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from scheduler_api.engine import koordinator_count
-from scheduler_api.engine.koordinator_count import Filler, fill_count
-from scheduler_api.engine.koordinator_state import MEMO_KEPT, KoordConfig, kept_books
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.koordinator.fast import count as koordinator_count
+from scheduler_api.engine.koordinator.fast.count import Filler, fill_count
+from scheduler_api.engine.koordinator.reference.state import MEMO_KEPT, KoordConfig, kept_books
+from scheduler_api.engine.model.kubernetes import pod_request
+from scheduler_api.engine.model.snapshot import (
     LABEL_CPU_BIND_POLICY,
     LABEL_KOORD_QOS,
     ClusterSnapshot,
@@ -26,8 +27,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import place
-from scheduler_api.engine.whatif_systems import pod_request
+from scheduler_api.engine.whatif.evaluate import place
 from tests.engine.data_nrt_builders import container, pod
 
 GI = 2**30

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_api.engine.cpu_topology import CPUTopology
-from scheduler_api.engine.cpumanager import (
+from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.cpumanager import (
     StaticPolicyOptions,
     cpu_hints,
     hints_by_resource,
     resource_hints,
 )
-from scheduler_api.engine.hints import TopologyHint, merge_hints
+from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint, merge_hints
 from tests.engine.data_cpu_topologies import (
     TOPO_DUAL_SOCKET_MULTI_NUMA_PER_SOCKET_HT,
     TOPO_HINTS_TEST_MACHINE,

@@ -14,15 +14,15 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from scheduler_api.engine.cpu_topology import CPUTopology
-from scheduler_api.engine.cpumanager import (
+from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.cpumanager import (
     StaticPolicyOptions,
     allocate_cpus,
     reserve_cpus,
     take_cpus,
 )
-from scheduler_api.engine.errors import AllocationError, SMTAlignmentError
-from scheduler_api.engine.hints import TopologyHint
+from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
+from scheduler_api.engine.model.errors import AllocationError, SMTAlignmentError
 from tests.engine.data_cpu_topologies import (
     FAKE_TOPO_MULTI_SOCKET_DUAL_SOCKET_PER_NUMA_HT,
     TOPO_DUAL_SOCKET_HT,

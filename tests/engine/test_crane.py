@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import crane, crane_count
-from scheduler_api.engine.crane import CraneConfig, go117_sort_slice
-from scheduler_api.engine.results import ReasonCheck
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.crane.fast import count as crane_count
+from scheduler_api.engine.crane.reference import plugin as crane
+from scheduler_api.engine.crane.reference.plugin import CraneConfig, go117_sort_slice
+from scheduler_api.engine.model.results import ReasonCheck
+from scheduler_api.engine.model.snapshot import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
     ANN_CRANE_RESULT,
@@ -29,7 +30,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import place
+from scheduler_api.engine.whatif.evaluate import place
 from tests.engine.data_nrt_builders import amount, container, pod
 
 GI = 2**30

@@ -17,9 +17,8 @@ from dataclasses import replace
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.crane_vector import aware_verdicts, greedy_verdicts, shared_verdicts
-from scheduler_api.engine.nrt_count_vector import node_fit_counts
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.crane.fast.vector import aware_verdicts, greedy_verdicts, shared_verdicts
+from scheduler_api.engine.model.snapshot import (
     AllocationSource,
     ClusterSnapshot,
     ContainerSpec,
@@ -31,10 +30,11 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate, place
-from scheduler_api.engine.whatif_judge import SYSTEM_CODES, Judgement
-from scheduler_api.engine.whatif_systems import Scheduler, judge_node
-from scheduler_api.engine.whatif_vector import NO_SCORE, node_fit
+from scheduler_api.engine.schedulerplugins.fast.count_vector import node_fit_counts
+from scheduler_api.engine.schedulerplugins.fast.vector import NO_SCORE, node_fit
+from scheduler_api.engine.whatif.evaluate import evaluate, place
+from scheduler_api.engine.whatif.judge import SYSTEM_CODES, Judgement
+from scheduler_api.engine.whatif.systems import Scheduler, judge_node
 from tests.engine.test_capacity_counts import LIMIT, SETTINGS, crane_nodes, crane_pods
 
 GI = 2**30

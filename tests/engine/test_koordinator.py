@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
-from scheduler_api.engine import koordinator, koordinator_pod
-from scheduler_api.engine.koordinator import KoordConfig
-from scheduler_api.engine.koordinator_merge import Hint, mask_str, merge
-from scheduler_api.engine.koordinator_numa import Allocation
-from scheduler_api.engine.koordinator_reservation import nominate, split_reservations
-from scheduler_api.engine.koordinator_state import nrt_numa_policy
-from scheduler_api.engine.results import Reason, ReasonCheck, parse_cpuset
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.koordinator.reference import plugin as koordinator
+from scheduler_api.engine.koordinator.reference import pod as koordinator_pod
+from scheduler_api.engine.koordinator.reference.merge import Hint, mask_str, merge
+from scheduler_api.engine.koordinator.reference.numa import Allocation
+from scheduler_api.engine.koordinator.reference.plugin import KoordConfig
+from scheduler_api.engine.koordinator.reference.reservation import nominate, split_reservations
+from scheduler_api.engine.koordinator.reference.state import nrt_numa_policy
+from scheduler_api.engine.model.results import Reason, ReasonCheck, parse_cpuset
+from scheduler_api.engine.model.snapshot import (
     ANN_KOORD_NUMA_SPEC,
     ANN_KOORD_RESOURCE_SPEC,
     ANN_KOORD_RESOURCE_STATUS,
@@ -32,7 +33,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import place
+from scheduler_api.engine.whatif.evaluate import place
 from tests.engine.data_nrt_builders import amount, amounts, container, pod
 
 GI = 2**30
@@ -243,7 +244,7 @@ def test_numa_hint_scores_decide_the_zone(config: KoordConfig, want_zone: int) -
 
 
 def test_hint_scores_are_87_and_37_most_allocated() -> None:
-    from scheduler_api.engine import koordinator_numa as kn
+    from scheduler_api.engine.koordinator.reference import numa as kn
 
     node = koord_node(labels={"node.koordinator.sh/numa-topology-policy": "SingleNUMANode"},
                       used={0: 24_000, 1: 8_000})  # fmt: skip
@@ -339,8 +340,8 @@ def test_resource_status_keeps_the_request_format() -> None:
 
 
 def test_owner_matching_by_label_selector_expression() -> None:
-    from scheduler_api.engine.koordinator_reservation import matches_owners
-    from scheduler_api.engine.snapshot import LabelRequirement, ObjectRef
+    from scheduler_api.engine.koordinator.reference.reservation import matches_owners
+    from scheduler_api.engine.model.snapshot import LabelRequirement, ObjectRef
 
     web = lsr_pod("1", labels={"app": "web", "tier": "front"}, name="web-0")
     owners = (ReservationOwner(label_selector=LabelSelector(
@@ -444,7 +445,7 @@ def sample_reservations(load_sample: Any) -> tuple[ReservationSnapshot, ...]:
 
 
 def test_sample_excludes_pinned_reserved_and_annotated_cpus(worker_03: NodeSnapshot) -> None:
-    from scheduler_api.engine.koordinator_state import excluded_cpus
+    from scheduler_api.engine.koordinator.reference.state import excluded_cpus
 
     assert excluded_cpus(worker_03) == parse_cpuset("0,11,14-16,27,30-31")
 

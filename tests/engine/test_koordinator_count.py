@@ -18,15 +18,22 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator, koordinator_fast
-from scheduler_api.engine.koordinator import NodeRun, node_run, prefilter, resource_options
-from scheduler_api.engine.koordinator_books import books_of, cpu_layout, layout_of
-from scheduler_api.engine.koordinator_count import _uid_clash, fill_count, needs_picking
-from scheduler_api.engine.koordinator_fast import countable, placed_amounts
-from scheduler_api.engine.koordinator_state import KoordConfig
-from scheduler_api.engine.koordinator_takes import pick_cpus, spread_plan
-from scheduler_api.engine.results import Reason
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
+from scheduler_api.engine.koordinator.fast.books import books_of, cpu_layout, layout_of
+from scheduler_api.engine.koordinator.fast.count import _uid_clash, fill_count, needs_picking
+from scheduler_api.engine.koordinator.fast.filter_score import countable, placed_amounts
+from scheduler_api.engine.koordinator.fast.takes import pick_cpus, spread_plan
+from scheduler_api.engine.koordinator.reference import plugin as koordinator
+from scheduler_api.engine.koordinator.reference.plugin import (
+    NodeRun,
+    node_run,
+    prefilter,
+    resource_options,
+)
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.model.kubernetes import pod_request
+from scheduler_api.engine.model.results import Reason
+from scheduler_api.engine.model.snapshot import (
     ANN_KOORD_NUMA_SPEC,
     ANN_KOORD_RESERVATION_AFFINITY,
     ANN_KOORD_RESOURCE_SPEC,
@@ -48,10 +55,10 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_judge import Judgement
-from scheduler_api.engine.whatif_systems import Scheduler, SystemConfigs, pod_request
-from scheduler_api.engine.whatif_vector import NRTIndex
+from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
+from scheduler_api.engine.whatif.evaluate import evaluate
+from scheduler_api.engine.whatif.judge import Judgement
+from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
 from tests.engine.data_nrt_builders import container, pod
 
 GI = 2**30

@@ -6,8 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler_api.engine.errors import AllocationError
-from scheduler_api.engine.koordinator_cpu import (
+from scheduler_api.engine.koordinator.reference.cpu import (
     KoordCPUTopology,
     filter_by_required_bind_policy,
     free_cpus,
@@ -17,13 +16,14 @@ from scheduler_api.engine.koordinator_cpu import (
     take_cpus,
     take_preferred_cpus,
 )
-from scheduler_api.engine.koordinator_state import (
+from scheduler_api.engine.koordinator.reference.state import (
     HeldAllocation,
     NodeAllocation,
     NodeView,
     available_cpus,
 )
-from scheduler_api.engine.results import format_cpuset
+from scheduler_api.engine.model.errors import AllocationError
+from scheduler_api.engine.model.results import format_cpuset
 from tests.engine import data_koord_cpu as d
 
 

@@ -19,34 +19,46 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator, koordinator_fast
-from scheduler_api.engine.koordinator import NO_RESTORE, NodeRun, node_run, resource_options
-from scheduler_api.engine.koordinator_books import books_of, layout_of, numa_totals
-from scheduler_api.engine.koordinator_count import Filler, Undecided, copy_allocation, fill_count
-from scheduler_api.engine.koordinator_cpu import KoordCPUTopology
-from scheduler_api.engine.koordinator_fast import countable
-from scheduler_api.engine.koordinator_numa import (
+from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
+from scheduler_api.engine.koordinator.fast.books import books_of, layout_of, numa_totals
+from scheduler_api.engine.koordinator.fast.count import (
+    Filler,
+    Undecided,
+    copy_allocation,
+    fill_count,
+)
+from scheduler_api.engine.koordinator.fast.filter_score import countable
+from scheduler_api.engine.koordinator.fast.spread import Spreader, masks_by_width
+from scheduler_api.engine.koordinator.fast.takes import (
+    alike_copies,
+    pick_spread,
+    spreads_within_numa_nodes,
+    take_cpus_by_numa,
+)
+from scheduler_api.engine.koordinator.reference import plugin as koordinator
+from scheduler_api.engine.koordinator.reference.cpu import KoordCPUTopology
+from scheduler_api.engine.koordinator.reference.numa import (
     NodeContext,
     ResourceOptions,
     distribute,
     with_hint,
 )
-from scheduler_api.engine.koordinator_pod import prefilter, prefilter_pod
-from scheduler_api.engine.koordinator_spread import Spreader, masks_by_width
-from scheduler_api.engine.koordinator_state import (
+from scheduler_api.engine.koordinator.reference.plugin import (
+    NO_RESTORE,
+    NodeRun,
+    node_run,
+    resource_options,
+)
+from scheduler_api.engine.koordinator.reference.pod import prefilter, prefilter_pod
+from scheduler_api.engine.koordinator.reference.state import (
     MEMO_KEPT,
     KoordConfig,
     NodeAllocation,
     NodeView,
     remember,
 )
-from scheduler_api.engine.koordinator_takes import (
-    alike_copies,
-    pick_spread,
-    spreads_within_numa_nodes,
-    take_cpus_by_numa,
-)
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.kubernetes import node_fit_count, pod_request
+from scheduler_api.engine.model.snapshot import (
     LABEL_CPU_BIND_POLICY,
     LABEL_KOORD_QOS,
     AllocationSource,
@@ -60,8 +72,7 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_systems import node_fit_count, pod_request
+from scheduler_api.engine.whatif.evaluate import evaluate
 from tests.engine.data_nrt_builders import container, pod
 from tests.engine.test_koordinator_count import (
     CONFIGS,

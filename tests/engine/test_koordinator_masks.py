@@ -15,14 +15,14 @@ from unittest import mock
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator_fast
-from scheduler_api.engine.koordinator import NO_RESTORE, resource_options
-from scheduler_api.engine.koordinator_books import books_of, layout_of
-from scheduler_api.engine.koordinator_cpu import KoordCPUTopology
-from scheduler_api.engine.koordinator_fast import HintWalk, countable
-from scheduler_api.engine.koordinator_masks import allocating_rows, mask_table
-from scheduler_api.engine.koordinator_merge import Hint, provider_summary
-from scheduler_api.engine.koordinator_numa import (
+from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
+from scheduler_api.engine.koordinator.fast.books import books_of, layout_of
+from scheduler_api.engine.koordinator.fast.filter_score import HintWalk, countable
+from scheduler_api.engine.koordinator.fast.masks import allocating_rows, mask_table
+from scheduler_api.engine.koordinator.fast.spread import Spreader
+from scheduler_api.engine.koordinator.reference.cpu import KoordCPUTopology
+from scheduler_api.engine.koordinator.reference.merge import Hint, provider_summary
+from scheduler_api.engine.koordinator.reference.numa import (
     NodeContext,
     ResourceOptions,
     distribute,
@@ -30,9 +30,9 @@ from scheduler_api.engine.koordinator_numa import (
     positional_sort,
     with_hint,
 )
-from scheduler_api.engine.koordinator_spread import Spreader
-from scheduler_api.engine.koordinator_state import KoordConfig, NodeAllocation, NodeView
-from scheduler_api.engine.snapshot import CPUBindPolicy
+from scheduler_api.engine.koordinator.reference.plugin import NO_RESTORE, resource_options
+from scheduler_api.engine.koordinator.reference.state import KoordConfig, NodeAllocation, NodeView
+from scheduler_api.engine.model.snapshot import CPUBindPolicy
 from tests.engine.test_koordinator_count import CONFIGS, SETTINGS
 from tests.engine.test_koordinator_fast_paths import Case, _run, roomy_cases
 

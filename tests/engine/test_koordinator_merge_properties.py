@@ -7,7 +7,7 @@ from itertools import combinations, product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine.koordinator_merge import (
+from scheduler_api.engine.koordinator.reference.merge import (
     Hint,
     fold_diagonal,
     fold_permutations,

@@ -18,12 +18,19 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator, koordinator_fast
-from scheduler_api.engine.koordinator import NodeRun, node_run, prefilter, resource_options
-from scheduler_api.engine.koordinator_count import fill_count, needs_picking
-from scheduler_api.engine.koordinator_spread import Mask, masks_by_width
-from scheduler_api.engine.koordinator_state import KoordConfig
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
+from scheduler_api.engine.koordinator.fast.count import fill_count, needs_picking
+from scheduler_api.engine.koordinator.fast.spread import Mask, masks_by_width
+from scheduler_api.engine.koordinator.reference import plugin as koordinator
+from scheduler_api.engine.koordinator.reference.plugin import (
+    NodeRun,
+    node_run,
+    prefilter,
+    resource_options,
+)
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.model.kubernetes import pod_request
+from scheduler_api.engine.model.snapshot import (
     ANN_KOORD_NUMA_SPEC,
     ANN_KOORD_RESOURCE_SPEC,
     LABEL_CPU_BIND_POLICY,
@@ -39,8 +46,8 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_systems import SystemConfigs, pod_request
+from scheduler_api.engine.whatif.evaluate import evaluate
+from scheduler_api.engine.whatif.systems import SystemConfigs
 from tests.engine.data_nrt_builders import container, pod
 
 GI = 2**30

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine import koordinator, koordinator_pod
-from scheduler_api.engine.koordinator_state import KoordConfig
-from scheduler_api.engine.koordinator_vector import columns_of
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.koordinator.fast.vector import columns_of
+from scheduler_api.engine.koordinator.reference import plugin as koordinator
+from scheduler_api.engine.koordinator.reference import pod as koordinator_pod
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.model.snapshot import (
     ANN_KOORD_NUMA_SPEC,
     ANN_KOORD_RESERVATION_AFFINITY,
     ANN_KOORD_RESOURCE_SPEC,
@@ -42,9 +43,9 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif_judge import Judgement
-from scheduler_api.engine.whatif_systems import Scheduler, SystemConfigs, judge_node
-from scheduler_api.engine.whatif_vector import NRTIndex
+from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
+from scheduler_api.engine.whatif.judge import Judgement
+from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs, judge_node
 from tests.engine.data_nrt_builders import container, pod
 from tests.engine.test_koordinator_count import CONFIGS, SETTINGS, koord_nodes, reservations
 

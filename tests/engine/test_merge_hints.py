@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from scheduler_api.engine.bitmask import NUMAMask
-from scheduler_api.engine.hints import (
+from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask
+from scheduler_api.engine.kubelet.reference.topologymanager import (
     HintMerger,
     MaskHint,
     NUMAInfo,

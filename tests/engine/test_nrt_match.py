@@ -7,10 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler_api.engine import nrt_common, nrt_match, nrt_scoring
-from scheduler_api.engine.nrt_match import NRTMatchConfig, ScoringStrategy
-from scheduler_api.engine.results import PlacementResult, ReasonCheck
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.results import PlacementResult, ReasonCheck
+from scheduler_api.engine.model.snapshot import (
     ContainerSpec,
     Flavour,
     NodeSnapshot,
@@ -19,7 +17,11 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif_vector import NRTIndex, judge_all
+from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex, judge_all
+from scheduler_api.engine.schedulerplugins.reference import common as nrt_common
+from scheduler_api.engine.schedulerplugins.reference import match as nrt_match
+from scheduler_api.engine.schedulerplugins.reference import scoring as nrt_scoring
+from scheduler_api.engine.schedulerplugins.reference.match import NRTMatchConfig, ScoringStrategy
 from tests.engine import data_nrt_filter as f
 from tests.engine import data_nrt_score as s
 from tests.engine.data_nrt_builders import (

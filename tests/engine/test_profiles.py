@@ -6,15 +6,15 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler_api.engine.profiles import (
+from scheduler_api.engine.model.snapshot import ClusterSnapshot, Flavour, PodSpec
+from scheduler_api.engine.whatif.evaluate import evaluate, place
+from scheduler_api.engine.whatif.profiles import (
     ProfileError,
     parse_scheduler_configuration,
     pod_affiliation,
     resolve_judge,
 )
-from scheduler_api.engine.snapshot import ClusterSnapshot, Flavour, PodSpec
-from scheduler_api.engine.whatif import evaluate, place
-from scheduler_api.engine.whatif_systems import Scheduler
+from scheduler_api.engine.whatif.systems import Scheduler
 from tests.engine.data_nrt_builders import guaranteed
 from tests.engine.test_koordinator import koord_node, lsr_pod
 from tests.engine.test_whatif import two_zone_node

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.results import (
+from scheduler_api.engine.model.results import (
     QuantityFormat,
     Reason,
     ReasonCheck,
@@ -18,7 +18,7 @@ from scheduler_api.engine.results import (
     parse_cpuset,
     quantity_format_of,
 )
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.snapshot import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
     ANN_KOORD_NUMA_SPEC,
@@ -35,9 +35,11 @@ from scheduler_api.engine.snapshot import (
 )
 
 ENGINE = Path(__file__).resolve().parents[2] / "scheduler_api" / "engine"
-MINE = ["snapshot", "results", "nrt_match", "crane", "koordinator", "koordinator_cpu",
-        "koordinator_state", "koordinator_reservation", "koordinator_numa", "koordinator_merge",
-        "koordinator_pod"]  # fmt: skip
+MINE = ["model/snapshot", "model/results", "schedulerplugins/reference/match",
+        "crane/reference/plugin", "koordinator/reference/plugin", "koordinator/reference/cpu",
+        "koordinator/reference/state", "koordinator/reference/reservation",
+        "koordinator/reference/numa", "koordinator/reference/merge",
+        "koordinator/reference/pod"]  # fmt: skip
 
 
 def spec(*containers: ContainerSpec, init: tuple[ContainerSpec, ...] = (), **kw: object) -> PodSpec:

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from scheduler_api.engine.cpu_topology import CPUTopology
-from scheduler_api.engine.cpumanager import (
+from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.cpumanager import (
     CPUAccumulator,
     StaticPolicyOptions,
     allocate_cpus,
@@ -16,8 +16,8 @@ from scheduler_api.engine.cpumanager import (
     take_distributed,
     take_packed,
 )
-from scheduler_api.engine.errors import AllocationError, SMTAlignmentError
-from scheduler_api.engine.hints import TopologyHint
+from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
+from scheduler_api.engine.model.errors import AllocationError, SMTAlignmentError
 from tests.engine import data_take_by_topology as data
 from tests.engine.data_cpu_topologies import (
     TOPO_DUAL_SOCKET_HT,

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler_api.engine import crane, koordinator_state
-from scheduler_api.engine.capacity import node_capacity
-from scheduler_api.engine.results import Reason, ReasonCheck, reason_text
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.crane.reference import plugin as crane
+from scheduler_api.engine.koordinator.reference import state as koordinator_state
+from scheduler_api.engine.model.results import Reason, ReasonCheck, reason_text
+from scheduler_api.engine.model.snapshot import (
     AllocationSource,
     ClusterSnapshot,
     Flavour,
@@ -18,8 +18,9 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     TopologyManagerPolicy,
 )
-from scheduler_api.engine.whatif import Scheduler, evaluate, place, prepare
-from scheduler_api.engine.whatif_systems import SystemConfigs, judge_node
+from scheduler_api.engine.whatif.capacity import node_capacity
+from scheduler_api.engine.whatif.evaluate import Scheduler, evaluate, place, prepare
+from scheduler_api.engine.whatif.systems import SystemConfigs, judge_node
 from tests.engine.data_nrt_builders import guaranteed, nrt_node, nrt_zone, pod, requests_only
 from tests.engine.test_koordinator import koord_node, lsr_pod
 

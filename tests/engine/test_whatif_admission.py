@@ -11,8 +11,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine.results import ReasonCheck
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.results import ReasonCheck
+from scheduler_api.engine.model.snapshot import (
     AllocationSource,
     ClusterSnapshot,
     NodeSnapshot,
@@ -21,13 +21,13 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from scheduler_api.engine.whatif import evaluate, place
-from scheduler_api.engine.whatif_admission import (
+from scheduler_api.engine.whatif.admission import (
     NO_CPU_LAYOUT,
     NO_EXCLUSIVE_CPUS,
     kubelet_admission,
     pinned_admission,
 )
+from scheduler_api.engine.whatif.evaluate import evaluate, place
 from tests.engine.data_nrt_builders import guaranteed, requests_only
 from tests.engine.data_nrt_builders import pod as burstable_pod
 from tests.engine.test_koordinator import koord_node

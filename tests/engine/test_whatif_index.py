@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot
-from scheduler_api.engine.whatif import evaluate
-from scheduler_api.engine.whatif_vector import NRTIndex, distinct_rows
+from scheduler_api.engine.model.snapshot import ClusterSnapshot, NodeSnapshot
+from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex, distinct_rows
+from scheduler_api.engine.whatif.evaluate import evaluate
 from tests.engine.test_whatif_properties import SETTINGS, clusters, nodes, pods
 
 ROWS = ("visible", "single_numa", "pod_scope", "duplicate_numa", "unschedulable", "name_rank")

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler_api.engine.results import ReasonCheck
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.kubelet.reference.admission import kubelet_pinning, pod_guaranteed_cpus
+from scheduler_api.engine.model.results import ReasonCheck
+from scheduler_api.engine.model.snapshot import (
     AllocationSource,
     ContainerSpec,
     NodeSnapshot,
@@ -18,7 +19,6 @@ from scheduler_api.engine.snapshot import (
     TopologyManagerScope,
     Zone,
 )
-from scheduler_api.engine.whatif_kubelet import kubelet_pinning, pod_guaranteed_cpus
 
 GI = 2**30
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine.model.snapshot import (
     ClusterSnapshot,
     ContainerSpec,
     Flavour,
@@ -18,9 +18,9 @@ from scheduler_api.engine.snapshot import (
     ResourceAmounts,
     Zone,
 )
-from scheduler_api.engine.whatif import NodeVerdict, WhatIfResult, evaluate, place
-from scheduler_api.engine.whatif_systems import judge_node
-from scheduler_api.engine.whatif_vector import NO_SCORE
+from scheduler_api.engine.schedulerplugins.fast.vector import NO_SCORE
+from scheduler_api.engine.whatif.evaluate import NodeVerdict, WhatIfResult, evaluate, place
+from scheduler_api.engine.whatif.systems import judge_node
 from tests.engine.test_koordinator import koord_node
 
 GI = 2**30
@@ -250,11 +250,15 @@ def test_koordinator_cpusets_are_disjoint_and_inside_their_numa_zones(
 def test_the_single_numa_shortcut_merges_like_every_mask(
     numas: int, per_numa: int, taken: set[int], reused: set[int], count: int
 ) -> None:
-    from scheduler_api.engine.cpu_topology import CPUTopology
-    from scheduler_api.engine.cpumanager import StaticPolicyOptions, cpu_hints, hints_by_resource
-    from scheduler_api.engine.hints import merge_hints
-    from scheduler_api.engine.snapshot import TopologyManagerPolicy
-    from scheduler_api.engine.whatif_kubelet import _StaticPolicy
+    from scheduler_api.engine.kubelet.reference.admission import _StaticPolicy
+    from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+    from scheduler_api.engine.kubelet.reference.cpumanager import (
+        StaticPolicyOptions,
+        cpu_hints,
+        hints_by_resource,
+    )
+    from scheduler_api.engine.kubelet.reference.topologymanager import merge_hints
+    from scheduler_api.engine.model.snapshot import TopologyManagerPolicy
 
     rows = [(c, c // 2, 0, c // per_numa) for c in range(numas * per_numa)]
     topology = CPUTopology.from_cpus(rows)

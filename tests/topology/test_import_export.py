@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from scheduler_api.engine.koordinator_pod import pod_requests
+from scheduler_api.engine.model.kubernetes import pod_requests
 from topology.demo import generate_demo_objects
 from topology.models import (
     Cluster,

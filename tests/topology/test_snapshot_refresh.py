@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from scheduler_api.engine.snapshot import ClusterSnapshot, Flavour
+from scheduler_api.engine.model.snapshot import ClusterSnapshot, Flavour
 from topology.adapters import cluster_snapshot
 from topology.demo import generate_demo_objects
 from topology.models import Cluster

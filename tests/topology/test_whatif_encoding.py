@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from scheduler_api.engine.snapshot import ClusterSnapshot
-from scheduler_api.engine.whatif import NodeVerdict, place
+from scheduler_api.engine.model.snapshot import ClusterSnapshot
+from scheduler_api.engine.whatif.evaluate import NodeVerdict, place
 from tests.engine.test_whatif_properties import assert_shared_verdicts_agree
 from topology.adapters.records import snapshot_from_objects
 from topology.demo import generate_demo_objects

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from scheduler_api.engine.profiles import ProfileError
+from scheduler_api.engine.whatif.profiles import ProfileError
 from topology.forms.whatif import WhatIfForms
 from topology.services.loading import LoadError, parse_documents
 from topology.services.scheduler_profiles import profiles_from_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from scheduler_api.engine.snapshot import ClusterSnapshot
+from scheduler_api.engine import ClusterSnapshot
 from topology.editing.node_policy_diff import DesiredPolicy
 from topology.editing.node_policy_snapshot import with_draft_policy
 from topology.models import Cluster, NodePolicy

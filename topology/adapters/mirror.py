@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     ClusterSnapshot,
     Flavour,
     NodeSnapshot,

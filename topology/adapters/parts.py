@@ -11,8 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_api.engine.results import quantity_format_of
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     AllocationSource,
     ContainerSpec,
     ControllerRef,
@@ -29,9 +28,10 @@ from scheduler_api.engine.snapshot import (
     ReservationSnapshot,
     ResourceAmounts,
     Zone,
+    pod_request,
+    quantity_format_of,
     reservation_uid_of,
 )
-from scheduler_api.engine.whatif_systems import pod_request
 
 RESOURCE_SPEC = "scheduling.koordinator.sh/resource-spec"
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     ClusterSnapshot,
     Flavour,
     NodeSnapshot,

@@ -14,7 +14,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from scheduler_api.engine.profiles import ProfileError
+from scheduler_api.engine import ProfileError
 from topology.models import SchedulerConfiguration
 from topology.services.scheduler_profiles import profiles_from_text
 

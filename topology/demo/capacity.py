@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine import Flavour
 
 from .hardware import HardwareShape
 from .ledger import NodeLedger, ZoneLedger

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine import Flavour
 
 from .capacity import build_ledger, koordinator_cpus
 from .general_pods import add_daemonsets, add_finished_job, add_shared_pool_pods

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine import Flavour
 
 from .capacity import KoordinatorCpus
 from .cpuset import format_cpulist

@@ -6,7 +6,7 @@ import hashlib
 from datetime import timedelta
 from typing import Any
 
-from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine import Flavour
 
 from .ledger import NodeLedger, ZoneLedger
 from .meta import NODES_CREATED, DemoContext

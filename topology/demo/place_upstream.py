@@ -7,8 +7,8 @@ policy and scope decide whether a pod (or each container) must fit one zone.
 
 from __future__ import annotations
 
-from scheduler_api.engine.snapshot import TopologyManagerPolicy as TopologyPolicy
-from scheduler_api.engine.snapshot import TopologyManagerScope as TopologyScope
+from scheduler_api.engine import TopologyManagerPolicy as TopologyPolicy
+from scheduler_api.engine import TopologyManagerScope as TopologyScope
 
 from .ledger import NodeLedger, ZoneLedger
 from .meta import DemoContext

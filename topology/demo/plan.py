@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from scheduler_api.engine.snapshot import Flavour
-from scheduler_api.engine.snapshot import TopologyManagerPolicy as TopologyPolicy
-from scheduler_api.engine.snapshot import TopologyManagerScope as TopologyScope
+from scheduler_api.engine import Flavour
+from scheduler_api.engine import TopologyManagerPolicy as TopologyPolicy
+from scheduler_api.engine import TopologyManagerScope as TopologyScope
 
 from .hardware import FAMILIES, FAMILY_WEIGHTS, HardwareShape
 

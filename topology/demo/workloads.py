@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler_api.engine.snapshot import Flavour
+from scheduler_api.engine import Flavour
 
 from .meta import DemoContext
 from .plan import NodePlan

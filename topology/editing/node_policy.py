@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from scheduler_api.engine.snapshot import Flavour, NUMAAllocateStrategy, NUMATopologyPolicy
+from scheduler_api.engine import Flavour, NUMAAllocateStrategy, NUMATopologyPolicy
 from topology.editing.node_policy_diff import (
     CPU_BIND_POLICY,
     CRANE_TOPOLOGY_AWARENESS,

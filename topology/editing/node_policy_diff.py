@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     ANN_CRANE_AWARENESS,
     LABEL_CPU_BIND_POLICY,
     LABEL_NUMA_ALLOCATE_STRATEGY,

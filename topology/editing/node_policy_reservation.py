@@ -19,9 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_api.engine.cpu_topology import CPUTopology
-from scheduler_api.engine.cpumanager import reserve_cpus
-from scheduler_api.engine.errors import AllocationError
+from scheduler_api.engine import AllocationError, CPUTopology, reserve_cpus
 from topology.parsers.cpulist import format_cpulist, parse_cpulist
 from topology.parsers.errors import FieldError
 from topology.parsers.node import RESERVATION_ANNOTATION

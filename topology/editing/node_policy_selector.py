@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from scheduler_api.engine.koordinator_reservation import match_selector
-from scheduler_api.engine.snapshot import LabelRequirement, LabelSelector
+from scheduler_api.engine import LabelRequirement, LabelSelector, match_selector
 
 __all__ = ["SelectorError", "parse_selector", "selector_matches"]
 

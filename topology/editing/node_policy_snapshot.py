@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from scheduler_api.engine.snapshot import Flavour, NodeSnapshot, go_parse_bool
+from scheduler_api.engine import Flavour, NodeSnapshot, go_parse_bool
 from topology.editing.node_policy_diff import (
     ANNOTATION,
     CRANE_AWARENESS_LABEL,

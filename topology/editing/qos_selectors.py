@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_api.engine.koordinator_reservation import match_selector
-from scheduler_api.engine.snapshot import LabelRequirement, LabelSelector
+from scheduler_api.engine import LabelRequirement, LabelSelector, match_selector
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 _QUALIFIED_KEY = re.compile(

@@ -17,7 +17,7 @@ from django import forms
 from django.conf import settings
 from django.http import QueryDict
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     CPUBindPolicy,
     CPUExclusivePolicy,
     CraneCPUPolicy,

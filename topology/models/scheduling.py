@@ -1,5 +1,5 @@
 """Scheduler configuration per cluster: the KubeSchedulerConfiguration documents whose
-profiles decide which system judges a pod (`scheduler_api.engine.profiles`)."""
+profiles decide which system judges a pod (`scheduler_api.engine.whatif.profiles`)."""
 
 from __future__ import annotations
 

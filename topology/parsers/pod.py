@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scheduler_api.engine.snapshot import ContainerSpec, PodSpec
+from scheduler_api.engine import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
 from topology.parsers.cpulist import parse_cpulist
 from topology.parsers.errors import FieldError

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_api.engine.koordinator_reservation import match_selector
-from scheduler_api.engine.snapshot import LabelRequirement, LabelSelector
+from scheduler_api.engine import LabelRequirement, LabelSelector, match_selector
 from topology.choices import Flavour, ResctrlClass
 from topology.editing.qos_preview import NodeCache
 from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting

@@ -39,7 +39,7 @@ import orjson
 from django.conf import settings
 from django.core.cache import BaseCache, caches
 
-from scheduler_api.engine.snapshot import ClusterSnapshot
+from scheduler_api.engine import ClusterSnapshot
 from topology.services.after_response import after_response
 from topology.services.mirror_version import MirrorKey
 from topology.services.snapshot_cache import answer_book, answer_lock

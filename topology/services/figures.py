@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from scheduler_api.engine.capacity import NodeCapacity, node_capacity
-from scheduler_api.engine.snapshot import TopologyManagerPolicy
+from scheduler_api.engine import NodeCapacity, TopologyManagerPolicy, node_capacity
 from topology.adapters import node_snapshots
 from topology.models import Cluster, Node, NodeFigures
 

@@ -17,7 +17,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 
-from scheduler_api.engine.koordinator_state import nrt_numa_policy
+from scheduler_api.engine import nrt_numa_policy
 from topology.choices import Flavour
 from topology.editing.node_patch import node_merge_patch, node_policy_diff
 from topology.editing.node_policy import (

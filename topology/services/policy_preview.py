@@ -20,8 +20,13 @@ from typing import Any
 
 from django.db.models import Q
 
-from scheduler_api.engine.snapshot import ANN_CRANE_CPU_POLICY, LABEL_KOORD_QOS, ClusterSnapshot
-from scheduler_api.engine.whatif import WhatIfResult, place
+from scheduler_api.engine import (
+    ANN_CRANE_CPU_POLICY,
+    LABEL_KOORD_QOS,
+    ClusterSnapshot,
+    WhatIfResult,
+    place,
+)
 from topology.adapters.drafts import drafts_by_node, with_drafts
 from topology.adapters.mirror import cluster_snapshot
 from topology.models import Cluster, NodePolicy, ReferencePod

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from scheduler_api.engine.profiles import (
+from scheduler_api.engine import (
     ProfileError,
     SchedulerProfile,
     parse_scheduler_configuration,

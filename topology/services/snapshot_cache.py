@@ -32,8 +32,7 @@ from typing import Any
 
 from django.conf import settings
 
-from scheduler_api.engine.snapshot import ClusterSnapshot, ReservationSnapshot
-from scheduler_api.engine.whatif import prepare
+from scheduler_api.engine import ClusterSnapshot, ReservationSnapshot, prepare
 from topology.adapters import cluster_snapshot
 from topology.adapters.fingerprints import (
     NodeFingerprints,

@@ -18,17 +18,21 @@ import orjson
 from django.conf import settings
 from django.utils import timezone
 
-from scheduler_api.engine.nrt_match import ScoringStrategy
-from scheduler_api.engine.profiles import (
+from scheduler_api.engine import (
     DEFAULT_SCHEDULER_NAME,
+    Admission,
+    ClusterSnapshot,
     Judge,
+    NodeVerdict,
+    PodSpec,
+    Scheduler,
     SchedulerProfile,
+    ScoringStrategy,
+    WhatIfResult,
+    place,
+    reason_text,
     resolve_judge,
 )
-from scheduler_api.engine.results import reason_text
-from scheduler_api.engine.snapshot import ClusterSnapshot, PodSpec
-from scheduler_api.engine.whatif import NodeVerdict, Scheduler, WhatIfResult, place
-from scheduler_api.engine.whatif_admission import Admission
 from topology.adapters import pod_spec_of
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from scheduler_api.engine.whatif import NodeVerdict, SharedVerdicts
+from scheduler_api.engine import NodeVerdict, SharedVerdicts
 
 NAMES_KEPT = 100_000  # encoded node names kept between what-ifs
 _NAMES: dict[str, bytes] = {}

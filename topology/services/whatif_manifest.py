@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_api.engine.snapshot import (
+from scheduler_api.engine import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
     ANN_KOORD_RESOURCE_SPEC,

@@ -22,9 +22,16 @@ from urllib.parse import urlencode
 import yaml
 from django.core.paginator import Page, Paginator
 
-from scheduler_api.engine.profiles import SchedulerProfile, resolve_judge
-from scheduler_api.engine.snapshot import ClusterSnapshot, NodeSnapshot, PodSpec, QoSClass
-from scheduler_api.engine.whatif import Scheduler, evaluate
+from scheduler_api.engine import (
+    ClusterSnapshot,
+    NodeSnapshot,
+    PodSpec,
+    QoSClass,
+    Scheduler,
+    SchedulerProfile,
+    evaluate,
+    resolve_judge,
+)
 from topology.models import Cluster, Node
 from topology.parsers.cpulist import format_cpulist
 from topology.services.cpu_state import NodeCPUState, node_cpu_state

@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from scheduler_api.api.field_validation import KnownFieldsMixin
 from scheduler_api.api.serializers.common import string_map_field
-from scheduler_api.engine.snapshot import CPUBindPolicy, CPUExclusivePolicy, CraneCPUPolicy
-from scheduler_api.engine.snapshot import KoordQoSClass as KoordQoS
+from scheduler_api.engine import CPUBindPolicy, CPUExclusivePolicy, CraneCPUPolicy
+from scheduler_api.engine import KoordQoSClass as KoordQoS
 from scheduler_api.services.whatif import COMPARE_ALL
 from topology.parsers.errors import FieldError
 from topology.parsers.quantity import parse_quantity

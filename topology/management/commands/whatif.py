@@ -8,8 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scheduler_api.engine.profiles import ProfileError, SchedulerProfile
-from scheduler_api.engine.results import format_cpuset
+from scheduler_api.engine import ProfileError, SchedulerProfile, format_cpuset
 from topology.adapters import snapshot_from_objects
 from topology.models import Cluster
 from topology.parsers import ObjectParseError

@@ -1,0 +1,138 @@
+"""Koordinator PreFilter: what the pod asks for, read the way koord-scheduler reads it.
+
+Reproduces the PreFilter of nodenumaresource/plugin.go, AllowUseCPUSet (util.go),
+koordinator's priority classes (apis/extension/priority.go) and the Kubernetes
+resourceapi.PodRequests it relies on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.model.kubernetes import pod_requests
+from scheduler_api.engine.model.results import QuantityFormat, Reason, ReasonCheck
+from scheduler_api.engine.model.snapshot import (
+    CPUBindPolicy,
+    KoordPriorityClass,
+    KoordQoSClass,
+    PodSpec,
+)
+
+ERR_INVALID_CPUS = "the requested CPUs must be integer"
+BIND_POLICIES = (CPUBindPolicy.FULL_PCPUS, CPUBindPolicy.SPREAD_BY_PCPUS)
+
+
+def priority_class(pod: PodSpec) -> KoordPriorityClass:
+    """GetPriorityClass: koordinator's ranges of spec.priority."""
+    ranges = (
+        (9000, 9999, KoordPriorityClass.PROD),
+        (7000, 7999, KoordPriorityClass.MID),
+        (5000, 5999, KoordPriorityClass.BATCH),
+        (3000, 3999, KoordPriorityClass.FREE),
+    )
+    if pod.priority is None:
+        return KoordPriorityClass.NONE
+    return next(
+        (c for low, high, c in ranges if low <= pod.priority <= high), KoordPriorityClass.NONE
+    )
+
+
+def allow_use_cpuset(pod: PodSpec) -> bool:
+    """AllowUseCPUSet: LSE/LSR pods of koord-prod priority (LSE/LSR default to prod)."""
+    qos = pod.koord_qos_class
+    return qos in (KoordQoSClass.LSE, KoordQoSClass.LSR) and priority_class(pod) in (
+        KoordPriorityClass.PROD,
+        KoordPriorityClass.NONE,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """preFilterState (plus the request formats needed to render resource-status)."""
+
+    requests: Mapping[str, int]
+    formats: Mapping[str, QuantityFormat]
+    num_cpus_needed: int = 0
+    skip: bool = False
+    error: Reason | None = None
+    request_cpu_bind: bool = False
+    required_cpu_bind_policy: str = ""
+    preferred_cpu_bind_policy: str = ""
+    preferred_cpu_exclusive_policy: str = ""
+    pod_numa_policy: str = ""
+    pod_numa_exclusive: str = ""
+    has_reservation_affinity: bool = False
+    ignores_reservations: bool = False
+
+
+PREFILTERS_KEPT = 64  # pods whose PreFilter state stays worked out (a what-if asks per node)
+_PREFILTERS: OrderedDict[tuple[int, str], tuple[PodSpec, PodState]] = OrderedDict()
+_PREFILTERS_LOCK = threading.Lock()
+
+
+def prefilter(pod: PodSpec, config: KoordConfig) -> PodState:
+    """PreFilter, kept per pod object: it reads only the pod and the default bind policy,
+    and a what-if asks it for every node (parsing the pod's annotations each time).
+
+    The state is shared: callers must not change it. An entry holds its pod, so the
+    pod's id stays its own while the entry lives.
+    """
+    key = (id(pod), config.default_cpu_bind_policy)
+    with _PREFILTERS_LOCK:
+        entry = _PREFILTERS.get(key)
+        if entry is not None and entry[0] is pod:
+            _PREFILTERS.move_to_end(key)
+            return entry[1]
+    state = prefilter_pod(pod, config)
+    with _PREFILTERS_LOCK:
+        _PREFILTERS[key] = (pod, state)
+        while len(_PREFILTERS) > PREFILTERS_KEPT:
+            _PREFILTERS.popitem(last=False)
+    return state
+
+
+def prefilter_pod(pod: PodSpec, config: KoordConfig) -> PodState:
+    """PreFilter: requests, the pod's NUMA spec and, for LSE/LSR, its bind policies."""
+    requests, formats = pod_requests(pod)
+    spec, numa_spec = pod.koord_resource_spec, pod.koord_numa_topology_spec
+    if spec is None or numa_spec is None:
+        bad = Reason(
+            ReasonCheck.INVALID_ANNOTATION,
+            message="resource-spec or numa-topology-spec is not valid JSON",
+        )
+        return PodState(requests, formats, error=bad)
+    if not any(requests.values()):
+        return PodState(requests, formats, skip=True)
+    cpu = requests.get("cpu", 0)
+    state = PodState(
+        requests, formats, num_cpus_needed=cpu // 1000, pod_numa_policy=numa_spec[0],
+        pod_numa_exclusive=numa_spec[1], has_reservation_affinity=pod.has_reservation_affinity,
+        ignores_reservations=pod.ignores_reservations,
+    )  # fmt: skip
+    if not allow_use_cpuset(pod):
+        return state
+    preferred = spec.preferred_cpu_bind_policy
+    if preferred in ("", CPUBindPolicy.DEFAULT):
+        preferred = config.default_cpu_bind_policy
+    required = spec.required_cpu_bind_policy
+    if required == CPUBindPolicy.DEFAULT:
+        required = config.default_cpu_bind_policy
+    policy = required or preferred
+    if policy not in BIND_POLICIES:
+        return state
+    if cpu % 1000 != 0:
+        return replace(
+            state,
+            error=Reason(ReasonCheck.INVALID_CPU_REQUEST, resource="cpu", message=ERR_INVALID_CPUS),
+        )
+    if cpu == 0:
+        return state
+    return replace(
+        state, request_cpu_bind=True, required_cpu_bind_policy=required,
+        preferred_cpu_bind_policy=policy,
+        preferred_cpu_exclusive_policy=spec.preferred_cpu_exclusive_policy,
+    )  # fmt: skip

@@ -1,0 +1,293 @@
+"""Kubelet's static CPU manager: which exclusive CPUs a container gets, and its hints.
+
+Ported from ``pkg/kubelet/cm/cpumanager`` (``cpu_assignment.go`` and
+``policy_static.go``):
+
+* :func:`take_cpus` is ``takeByTopology``: NUMA-packed by default, NUMA-distributed
+  with ``distribute-cpus-across-numa``, spread over cores with
+  ``distribute-cpus-across-cores``; ``full-pcpus-only`` refuses requests that are
+  not whole physical cores.
+* :func:`allocate_cpus` is ``allocateCPUs``: CPUs inside the Topology Manager's
+  hint first, the remainder from the rest.
+* :func:`cpu_hints` generates the CPU manager's NUMA hints; the memory and device
+  managers' generator, :func:`resource_hints`, lives in ``hints`` and is re-exported.
+
+Sets of CPU ids are plain ``frozenset[int]``; errors are ``AllocationError``
+(impossible requests) or ``SMTAlignmentError`` (``full-pcpus-only`` refusals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
+from scheduler_api.engine.kubelet.reference.cpu_assignment import (
+    CPUAccumulator,
+    not_enough,
+    take_distributed,
+    take_packed,
+)
+from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology, format_cpuset
+from scheduler_api.engine.kubelet.reference.topologymanager import (
+    TopologyHint,
+    hints_by_resource,
+    resource_hints,
+)
+from scheduler_api.engine.model.errors import AllocationError, SMTAlignmentError
+
+__all__ = [
+    "CPUAccumulator",
+    "StaticPolicyOptions",
+    "allocate_cpus",
+    "check_options_fit",
+    "cpu_hints",
+    "hints_by_resource",
+    "reserve_cpus",
+    "resource_hints",
+    "take_cpus",
+    "take_distributed",
+    "take_packed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StaticPolicyOptions:
+    """``--cpu-manager-policy-options`` of the static policy.
+
+    Combinations kubelet refuses at start-up raise ``ValueError`` here.
+    """
+
+    full_pcpus_only: bool = False
+    distribute_cpus_across_numa: bool = False
+    align_by_socket: bool = False
+    distribute_cpus_across_cores: bool = False
+
+    def __post_init__(self) -> None:
+        if self.distribute_cpus_across_cores and self.full_pcpus_only:
+            raise ValueError(_incompatible("full-pcpus-only", "distribute-cpus-across-cores"))
+        if self.distribute_cpus_across_cores and self.distribute_cpus_across_numa:
+            raise ValueError(
+                _incompatible("distribute-cpus-across-numa", "distribute-cpus-across-cores")
+            )
+
+
+def _incompatible(first: str, second: str) -> str:
+    return f"static policy options {first} and {second} can not be used at the same time"
+
+
+def check_options_fit(topology: CPUTopology, options: StaticPolicyOptions) -> None:
+    """The hardware check kubelet's ``ValidateStaticPolicyOptions`` makes at start-up."""
+    if options.align_by_socket and topology.num_sockets > topology.num_numa_nodes:
+        raise ValueError(
+            "align-by-socket is not compatible with hardware where the number of sockets "
+            f"({topology.num_sockets}) is more than the number of NUMA nodes "
+            f"({topology.num_numa_nodes})"
+        )
+
+
+def _take_by_topology(
+    topo: CPUTopology, pool: frozenset[int], count: int, options: StaticPolicyOptions
+) -> frozenset[int]:
+    """``staticPolicy.takeByTopology``: pick the algorithm the options ask for."""
+    spread = options.distribute_cpus_across_cores
+    if options.distribute_cpus_across_numa:
+        group = topo.cpus_per_core if options.full_pcpus_only else 1
+        return take_distributed(topo, pool, count, group, spread=spread)
+    return take_packed(topo, pool, count, spread=spread)
+
+
+def _validated_pool(
+    topo: CPUTopology, available: Iterable[int], reserved: Iterable[int], count: int
+) -> tuple[frozenset[int], frozenset[int]]:
+    """``(available - reserved, reserved)`` after checking ids and the count."""
+    free, held = frozenset(available), frozenset(reserved)
+    unknown = topo.unknown(free | held)
+    if unknown:
+        raise AllocationError(
+            f"CPU ids {format_cpuset(unknown)} are not on this node (it has "
+            f"{format_cpuset(topo.cpus())}); check the available and reserved sets"
+        )
+    if count < 0:
+        raise AllocationError(f"cannot take {count} CPUs: the request must be 0 or more")
+    return free - held, held
+
+
+def _check_smt(
+    topo: CPUTopology, pool: frozenset[int], reserved: frozenset[int], count: int
+) -> None:
+    """``full-pcpus-only`` admission: whole cores only, never beside a reserved sibling."""
+    per_core = topo.cpus_per_core
+    if count % per_core:
+        lower, upper = count - count % per_core, count - count % per_core + per_core
+        raise SMTAlignmentError(
+            f"SMT Alignment Error: requested {count} cpus not multiple cpus per core = "
+            f"{per_core} (full-pcpus-only hands out whole cores; ask for {lower or upper}"
+            f"{f' or {upper}' if lower else ''} CPUs)"
+        )
+    reserved_cores = frozenset().union(*(topo.siblings(cpu) for cpu in reserved))
+    physical = len(pool - reserved_cores)
+    if count > physical:
+        raise SMTAlignmentError(
+            "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = "
+            f"{physical}, requested CPUs = {count}, CPUs per core = {per_core} (CPUs that share "
+            f"a core with reserved CPUs {format_cpuset(reserved)} do not count)"
+        )
+
+
+def take_cpus(
+    topology: CPUTopology,
+    available: Iterable[int],
+    count: int,
+    *,
+    options: StaticPolicyOptions = StaticPolicyOptions(),
+    reserved: Iterable[int] = (),
+) -> frozenset[int]:
+    """The ``count`` CPUs kubelet's ``takeByTopology`` picks from ``available - reserved``.
+
+    ``count == 0`` takes nothing. ``AllocationError`` for unknown ids, a negative
+    count or too few free CPUs; ``SMTAlignmentError`` for ``full-pcpus-only``
+    refusals. Cost: O(n log n) per step for n CPUs (packed); the distributed
+    variant adds the NUMA combination search.
+    """
+    check_options_fit(topology, options)
+    pool, held = _validated_pool(topology, available, reserved, count)
+    if count == 0:
+        return frozenset()
+    if options.full_pcpus_only:
+        _check_smt(topology, pool, held, count)
+    return _take_by_topology(topology, pool, count, options)
+
+
+def allocate_cpus(
+    topology: CPUTopology,
+    available: Iterable[int],
+    count: int,
+    hint: TopologyHint,
+    *,
+    options: StaticPolicyOptions = StaticPolicyOptions(),
+    reserved: Iterable[int] = (),
+) -> frozenset[int]:
+    """kubelet's ``Allocate`` + ``allocateCPUs``: CPUs inside the hint's NUMA nodes first.
+
+    With ``align_by_socket`` the hint widens to the whole sockets its NUMA nodes
+    sit in. Whatever the aligned CPUs cannot cover comes from the rest of the pool.
+    """
+    check_options_fit(topology, options)
+    pool, held = _validated_pool(topology, available, reserved, count)
+    if count == 0:
+        return frozenset()
+    if options.full_pcpus_only:
+        _check_smt(topology, pool, held, count)
+    aligned_taken: frozenset[int] = frozenset()
+    if hint.numa is not None:
+        aligned = _aligned_cpus(topology, hint.numa, options) & pool
+        aligned_taken = _take_by_topology(topology, aligned, min(count, len(aligned)), options)
+    rest = pool - aligned_taken
+    if count - len(aligned_taken) > len(rest):
+        raise not_enough(count, pool)
+    return aligned_taken | _take_by_topology(topology, rest, count - len(aligned_taken), options)
+
+
+def _aligned_cpus(
+    topology: CPUTopology, numa: frozenset[int], options: StaticPolicyOptions
+) -> frozenset[int]:
+    """``getAlignedCPUs``: the hint's NUMA nodes, or their whole sockets with align-by-socket."""
+    missing = numa - set(topology.numa_nodes())
+    if missing:
+        raise ValueError(
+            f"hint names NUMA nodes {sorted(missing)} this node does not have "
+            f"(it has {list(topology.numa_nodes())})"
+        )
+    if options.align_by_socket:
+        return topology.cpus_in_sockets(topology.sockets_in_numa_nodes(numa))
+    return topology.cpus_in_numa_nodes(numa)
+
+
+def reserve_cpus(
+    topology: CPUTopology, count: int, *, options: StaticPolicyOptions = StaticPolicyOptions()
+) -> frozenset[int]:
+    """The CPUs kubelet reserves when only a count is configured (lowest cores first).
+
+    ``count`` is ceil(kube-reserved + system-reserved CPU); kubelet runs its
+    ``takeByTopology`` over every CPU, with no SMT check. Example: 8 CPUs with
+    HT and ``count=2`` give ``{0, 4}``.
+    """
+    if not 0 <= count <= topology.num_cpus:
+        raise AllocationError(
+            f"cannot reserve {count} CPUs: this node has {topology.num_cpus} "
+            "(kubelet refuses to start: unable to reserve the required amount of CPUs)"
+        )
+    return _take_by_topology(topology, topology.cpus(), count, options)
+
+
+def cpu_hints(
+    topology: CPUTopology,
+    available: Iterable[int],
+    count: int,
+    reusable: Iterable[int] = (),
+    *,
+    options: StaticPolicyOptions = StaticPolicyOptions(),
+    reserved: Iterable[int] = (),
+) -> list[TopologyHint]:
+    """``generateCPUTopologyHints``: every NUMA combination that can hold ``count`` CPUs.
+
+    A mask qualifies when it contains the NUMA node of every reusable CPU and
+    its reusable plus available CPUs reach ``count``. It is preferred when its
+    width equals the fewest NUMA nodes whose *total* CPUs reach ``count`` (or,
+    with ``align_by_socket``, when it spans the minimum number of sockets).
+
+    Returns ``[]`` when nothing qualifies, as kubelet does; its Topology Manager
+    reads that as ``{None, not preferred}`` while :func:`merge_hints` reads ``[]``
+    as "no preference", so pass results through :func:`hints_by_resource`.
+    ``count == 0`` is "no preference": ``[TopologyHint(None, True)]``.
+    Cost: O(2^N * n) for N NUMA nodes and n CPUs.
+    """
+    if count < 0:
+        raise ValueError(f"a CPU request cannot be negative; got {count}")
+    if count == 0:
+        return [TopologyHint(None, True)]
+    check_options_fit(topology, options)
+    pool = frozenset(available) - frozenset(reserved)
+    reuse = frozenset(reusable)
+    unknown = topology.unknown(pool | reuse)
+    if unknown:
+        raise ValueError(f"CPU ids {format_cpuset(unknown)} are not on this node")
+    min_width, masks = _cpu_masks(topology, pool, reuse, count)
+    return [
+        TopologyHint(m.to_frozenset(), _cpu_hint_preferred(topology, m, min_width, options))
+        for m in masks
+    ]
+
+
+def _cpu_masks(
+    topology: CPUTopology, pool: frozenset[int], reuse: frozenset[int], count: int
+) -> tuple[int, list[NUMAMask]]:
+    """The minimal width by total CPUs, and every mask that can hold ``count`` now."""
+    min_width, masks = topology.num_numa_nodes, []
+    for mask in iterate_masks(topology.numa_nodes()):
+        if len(topology.cpus_in_numa_nodes(mask.bits)) >= count:
+            min_width = min(min_width, mask.count())
+        if all(mask.is_set(topology.numa_of(c)) for c in reuse):
+            # As kubelet: a reusable CPU that is also available counts twice.
+            matching = len(reuse) + sum(1 for c in pool if mask.is_set(topology.numa_of(c)))
+            if matching >= count:
+                masks.append(mask)
+    return min_width, masks
+
+
+def _cpu_hint_preferred(
+    topology: CPUTopology, mask: NUMAMask, min_width: int, options: StaticPolicyOptions
+) -> bool:
+    if options.align_by_socket and _socket_aligned(topology, mask, min_width):
+        return True
+    return mask.count() == min_width
+
+
+def _socket_aligned(topology: CPUTopology, mask: NUMAMask, min_width: int) -> bool:
+    """``isHintSocketAligned``: the mask spans exactly the fewest sockets the request needs."""
+    numa_per_socket = topology.num_numa_nodes // topology.num_sockets
+    if numa_per_socket == 0:
+        return False
+    min_sockets = (min_width + numa_per_socket - 1) // numa_per_socket
+    return len(topology.sockets_in_numa_nodes(mask.bits)) == min_sockets
