@@ -79,3 +79,22 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any] | None]]:
         current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args))
     )
     return calls
+
+
+@pytest.fixture(autouse=True)
+def _books_checked_after_every_assume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every assume the engine makes in any test leaves its node's books sound
+    (`tests/engine/conformance/invariants.py`): a broken assume fails the test it runs in."""
+    from scheduler_api.engine.whatif import assume as assume_module
+    from scheduler_api.engine.whatif import judge
+    from tests.engine.conformance.invariants import check_assumed
+
+    original = assume_module.assume
+
+    def checked(node: Any, *args: Any, **kwargs: Any) -> Any:
+        after = original(node, *args, **kwargs)
+        check_assumed(node, after)
+        return after
+
+    monkeypatch.setattr(assume_module, "assume", checked)
+    monkeypatch.setattr(judge, "assume", checked)
