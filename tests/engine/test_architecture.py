@@ -46,7 +46,6 @@ FAMILIES = {"kubelet", "schedulerplugins", "crane", "koordinator"}
 # list may only shrink: a new edge fails, and so does an edge that is gone but listed.
 KNOWN_CROSSINGS = {
     ("crane.fast.vector", "schedulerplugins.fast.vector"),
-    ("koordinator.fast.count", "whatif.assume"),
     ("koordinator.fast.vector", "schedulerplugins.fast.vector"),
     ("kubelet.reference.admission", "schedulerplugins.reference.match"),
     ("schedulerplugins.fast.vector", "koordinator.reference.state"),

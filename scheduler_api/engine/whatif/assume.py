@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from scheduler_api.engine.koordinator.reference.pod import koord_exclusive_policy
 from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.results import PlacementResult
 from scheduler_api.engine.model.snapshot import (
-    CPU_EXCLUSIVE_POLICIES,
     AllocationSource,
-    CPUExclusivePolicy,
     NodeSnapshot,
     PodAllocation,
     PodSpec,
@@ -87,14 +86,6 @@ def debit_zones(node: NodeSnapshot, debits: Debits) -> tuple[Zone, ...]:
         _debited_zone(zone, debits[zone.numa_id]) if zone.numa_id in debits else zone
         for zone in node.zones
     )
-
-
-def koord_exclusive_policy(pod: PodSpec) -> CPUExclusivePolicy:
-    """The exclusive policy Koordinator's books keep for the pod (its preferred one)."""
-    spec = pod.koord_resource_spec
-    policy = spec.preferred_cpu_exclusive_policy if spec else ""
-    exclusive = CPUExclusivePolicy(policy) if policy in CPU_EXCLUSIVE_POLICIES else None
-    return exclusive or CPUExclusivePolicy.UNSET
 
 
 def assumed_allocation(

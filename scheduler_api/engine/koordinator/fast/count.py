@@ -78,7 +78,7 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     place,
     resource_options,
 )
-from scheduler_api.engine.koordinator.reference.pod import prefilter
+from scheduler_api.engine.koordinator.reference.pod import koord_exclusive_policy, prefilter
 from scheduler_api.engine.koordinator.reference.state import (
     HeldAllocation,
     KoordConfig,
@@ -97,7 +97,6 @@ from scheduler_api.engine.model.snapshot import (
     PodSpec,
     ReservationSnapshot,
 )
-from scheduler_api.engine.whatif.assume import koord_exclusive_policy
 
 UID_PREFIX = "capacity-"  # what `Judgement.fill_node` names its assumed copies
 

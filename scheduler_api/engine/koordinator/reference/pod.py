@@ -16,7 +16,9 @@ from scheduler_api.engine.koordinator.reference.state import KoordConfig
 from scheduler_api.engine.model.kubernetes import pod_requests
 from scheduler_api.engine.model.results import QuantityFormat, Reason, ReasonCheck
 from scheduler_api.engine.model.snapshot import (
+    CPU_EXCLUSIVE_POLICIES,
     CPUBindPolicy,
+    CPUExclusivePolicy,
     KoordPriorityClass,
     KoordQoSClass,
     PodSpec,
@@ -136,3 +138,11 @@ def prefilter_pod(pod: PodSpec, config: KoordConfig) -> PodState:
         preferred_cpu_bind_policy=policy,
         preferred_cpu_exclusive_policy=spec.preferred_cpu_exclusive_policy,
     )  # fmt: skip
+
+
+def koord_exclusive_policy(pod: PodSpec) -> CPUExclusivePolicy:
+    """The exclusive policy Koordinator's books keep for the pod (its preferred one)."""
+    spec = pod.koord_resource_spec
+    policy = spec.preferred_cpu_exclusive_policy if spec else ""
+    exclusive = CPUExclusivePolicy(policy) if policy in CPU_EXCLUSIVE_POLICIES else None
+    return exclusive or CPUExclusivePolicy.UNSET
