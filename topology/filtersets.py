@@ -12,8 +12,14 @@ from django import forms
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.http import QueryDict
+from drf_spectacular.utils import extend_schema_field
 
-from topology.choices import Flavour, ReservationPhase, TopologyManagerPolicy
+from topology.choices import (
+    Flavour,
+    ReservationPhase,
+    TopologyManagerPolicy,
+    TopologyManagerScope,
+)
 from topology.models import Node, Reservation
 
 NODE_ORDERING = (
@@ -39,6 +45,8 @@ ORDERING_LABELS = {
     "topology__observed_at": "NRT last changed",
     "observed_at": "node last seen",
 }
+LEGACY_PARAMS = {"min_free": "min_free_exclusive_cpus_in_one_zone"}
+"""The dashboard's first filter names, still understood (renamed to the API's)."""
 LEGACY_SORT_NAMES = {
     "free": "max_free_cpus_in_one_zone",
     "largest": "largest_exclusive_pod",
@@ -47,14 +55,23 @@ LEGACY_SORT_NAMES = {
 """The dashboard's first sort names (`?sort=free`), still understood."""
 
 
+def has_legacy_names(params: QueryDict) -> bool:
+    """The query uses one of the dashboard's first names (`sort`, `min_free`)."""
+    return ("sort" in params and "ordering" not in params) or any(
+        old in params and new not in params for old, new in LEGACY_PARAMS.items()
+    )
+
+
 def with_legacy_sort(params: QueryDict) -> QueryDict:
-    """`params` with an old `sort=` turned into `ordering=` (kept links keep working)."""
-    if "sort" not in params or "ordering" in params:
-        return params
+    """`params` with an old `sort=` turned into `ordering=` and old filter names into the
+    API's (kept links keep working)."""
     converted = params.copy()
-    converted.pop("sort")
-    terms = [t.strip() for t in params["sort"].split(",") if t.strip()]
-    converted["ordering"] = ",".join(_modern_sort_term(term) for term in terms)
+    for old, new in LEGACY_PARAMS.items():
+        if old in converted and new not in converted:
+            converted.setlist(new, converted.pop(old))
+    if "sort" in converted and "ordering" not in converted:
+        terms = [t.strip() for t in converted.pop("sort")[-1].split(",") if t.strip()]
+        converted["ordering"] = ",".join(_modern_sort_term(term) for term in terms)
     return converted
 
 
@@ -105,14 +122,32 @@ class LabelFilter(django_filters.CharFilter):
     field_class = LabelSelectorField
 
 
+@extend_schema_field(
+    {
+        "type": "integer",
+        "minimum": 0,
+        "description": "some NUMA zone has at least this many free exclusive CPUs (nodes "
+        "whose figures are not computed yet are left out)",
+    }
+)
+class MinFreeCpusFilter(django_filters.NumberFilter):
+    """A whole, non-negative count, as the schema says: "1.5" and "-1" are refused."""
+
+    field_class = forms.IntegerField
+
+
 class NodeFilterSet(django_filters.FilterSet):
+    """The node filters of the API's node list and of the dashboard's overview: one set,
+    one name per filter (the labels and widgets are the page's; the API ignores them)."""
+
     name = django_filters.CharFilter(
-        field_name="name", lookup_expr="icontains", label="Name contains"
-    )
+        field_name="name", lookup_expr="icontains", label="Name contains",
+        help_text="name contains",
+    )  # fmt: skip
     label = LabelFilter(
-        method="filter_label",
+        method="filter_labels",
         label="Label",
-        help_text="key=value, or key alone for “has the label”",
+        help_text="label selector: `key=value` or `key` (has the label); comma-separated, ANDed",
         widget=forms.TextInput(attrs={"placeholder": "key=value"}),
     )
     flavour = django_filters.ChoiceFilter(
@@ -122,13 +157,21 @@ class NodeFilterSet(django_filters.FilterSet):
         field_name="topology__tm_policy",
         choices=TopologyManagerPolicy.choices,
         label="Topology Manager policy",
+        help_text="Topology Manager policy",
     )
-    min_free = django_filters.NumberFilter(
+    scope = django_filters.ChoiceFilter(
+        field_name="topology__tm_scope",
+        choices=TopologyManagerScope.choices,
+        label="Topology Manager scope",
+        help_text="Topology Manager scope",
+    )
+    min_free_exclusive_cpus_in_one_zone = MinFreeCpusFilter(
         field_name="figures__max_free_cpus_in_one_zone",
         lookup_expr="gte",
         min_value=0,
         label="Zone with ≥ N free exclusive CPUs",
-        help_text="nodes whose figures are not computed yet are left out",
+        help_text="some NUMA zone has at least this many free exclusive CPUs "
+        "(nodes whose figures are not computed yet are left out)",
         widget=forms.NumberInput(attrs={"min": 0, "step": 1}),
     )
     ordering = django_filters.OrderingFilter(
@@ -141,18 +184,23 @@ class NodeFilterSet(django_filters.FilterSet):
         model = Node
         fields: list[str] = []
 
-    def filter_label(self, queryset: QuerySet[Node], name: str, value: str) -> QuerySet[Node]:
-        """A key transform, not `contains`, so that SQLite (make run, bench) works too.
-
-        The key is passed as an expression, never spliced into a lookup path, so keys with
-        dots, slashes or "__" all work.
-        """
-        key, wanted = parse_label(value)
-        if not key:
-            return queryset
-        if wanted is None:
-            return queryset.filter(labels__has_key=key)
-        return queryset.alias(_label=KeyTransform(key, "labels")).filter(_label=wanted)
+    def filter_labels(self, queryset: QuerySet[Node], name: str, value: str) -> QuerySet[Node]:
+        """Each term ANDed; a JSON key compared with a JSON string, which PostgreSQL and
+        SQLite both run (SQLite has no `contains`, and there a KeyTextTransform compared
+        with text makes SQLite parse the text as JSON). The key is passed as an
+        expression, never spliced into a lookup path, so keys with dots, slashes or "__"
+        all work."""
+        for index, term in enumerate(t for t in value.split(",") if t.strip()):
+            key, wanted = parse_label(term)
+            if not key:
+                continue
+            queryset = queryset.filter(labels__has_key=key)
+            if wanted is not None:
+                alias = f"_label_{index}"
+                queryset = queryset.alias(**{alias: KeyTransform(key, "labels")}).filter(
+                    **{alias: wanted}
+                )
+        return queryset
 
 
 RESERVATION_ORDERING = (

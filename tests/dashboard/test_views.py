@@ -115,7 +115,7 @@ def test_overview_lists_nodes_with_badges_and_summary(staff_client, cluster):
         ({"label": "missing=x"}, []),
         ({"flavour": "koordinator"}, ["koord-1"]),
         ({"policy": "single-numa-node"}, ["koord-1", "worker-0", "worker-1", "worker-2"]),
-        ({"min_free": "10"}, ["worker-0", "worker-1", "worker-2"]),
+        ({"min_free_exclusive_cpus_in_one_zone": "10"}, ["worker-0", "worker-1", "worker-2"]),
         ({"ordering": "-name"}, ["worker-2", "worker-1", "worker-0", "koord-1"]),
         (
             {"ordering": "max_free_cpus_in_one_zone", "name": ""},
@@ -133,14 +133,18 @@ def test_nodes_without_figures_are_not_computed_and_left_out_of_min_free(staff_c
     assert response.context["data"].summary.not_computed == 1
     assert "not computed yet" in response.content.decode()
     assert "fresh" not in names_in(
-        staff_client.get(url("overview", cluster="prod"), {"min_free": "0"})
+        staff_client.get(
+            url("overview", cluster="prod"), {"min_free_exclusive_cpus_in_one_zone": "0"}
+        )
     )
 
 
 def test_a_bad_filter_value_is_reported_not_a_crash(staff_client, cluster):
-    response = staff_client.get(url("overview", cluster="prod"), {"min_free": "lots"})
+    response = staff_client.get(
+        url("overview", cluster="prod"), {"min_free_exclusive_cpus_in_one_zone": "lots"}
+    )
     assert response.status_code == 200
-    assert "Enter a number" in response.content.decode()
+    assert "Enter a whole number" in response.content.decode()
 
 
 def test_the_overview_pages_long_lists(staff_client, cluster, monkeypatch):
@@ -323,3 +327,17 @@ def test_only_extended_resources_count_as_devices():
     native = ["cpu", "memory", "hugepages-1Gi", "kubernetes.io/batch-cpu", "pods"]
     assert [is_device(r) for r in devices] == [True] * 3
     assert [is_device(r) for r in native] == [False] * 5
+
+
+def test_the_overview_and_the_api_share_one_node_filter_set(staff_client, cluster):
+    """Issue 29 §8: one NodeFilterSet for the API and the dashboard; the page's old
+    `min_free` links redirect to the shared name."""
+    from scheduler_api.api.filtersets import NodeFilterSet as ApiNodeFilterSet
+    from topology.filtersets import NodeFilterSet as PageNodeFilterSet
+
+    assert ApiNodeFilterSet is PageNodeFilterSet
+    legacy = staff_client.get(url("overview", cluster="prod"), {"min_free": "10"}, follow=True)
+    assert legacy.redirect_chain == [("/c/prod/?min_free_exclusive_cpus_in_one_zone=10", 302)]
+    assert names_in(legacy) == ["worker-0", "worker-1", "worker-2"]
+    both = staff_client.get(url("overview", cluster="prod"), {"label": "a=b,c"})
+    assert both.status_code == 200  # several terms ANDed, as the API takes them

@@ -12,7 +12,7 @@ from django.utils import timezone
 from topology.access import Action, requires
 from topology.figures.encode import payload_json
 from topology.figures.overview import free_distribution, zone_heatmap
-from topology.filtersets import with_legacy_sort
+from topology.filtersets import has_legacy_names, with_legacy_sort
 from topology.selectors.overview import overview_data
 from topology.views.common import get_cluster, json_response, page_context, query_without
 
@@ -65,8 +65,8 @@ def _context(request: HttpRequest, cluster_name: str) -> dict[str, Any]:
 
 @requires(Action.READ_NODES)
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
-    if "sort" in request.GET and "ordering" not in request.GET:
-        # a link kept from before the sort names were the API's: the same page, new names
+    if has_legacy_names(request.GET):
+        # a link kept from before the names were the API's: the same page, new names
         return HttpResponseRedirect(f"{request.path}?{with_legacy_sort(request.GET).urlencode()}")
     return render(request, "topology/overview.html", _context(request, cluster))
 
