@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from topology.demo import check_demo_invariants, generate_demo_objects
-from topology.demo.cpuset import format_cpulist, parse_cpulist
+from topology.parsers.cpulist import format_cpulist, parse_cpulist
 
 Objects = list[dict[str, Any]]
 

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cpuset import parse_cpulist
+from topology.parsers.cpulist import parse_cpulist
+from topology.parsers.quantity import to_base_units
+
 from .qos import effective_requests
-from .quantity import to_base_units
 
 TERMINATED_PHASES = ("Succeeded", "Failed")
 RESERVATION_ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from topology.parsers.cpulist import format_cpulist, parse_cpulist
+
 from .check_index import (
     ClusterIndex,
     Obj,
@@ -16,7 +18,6 @@ from .check_index import (
     resources,
 )
 from .check_zones import ZoneValues
-from .cpuset import format_cpulist, parse_cpulist
 from .quantity import CPU, MEMORY
 
 QOS_LABEL = "koordinator.sh/qosClass"

@@ -6,9 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from topology.parsers.cpulist import format_cpulist
+
 from .capacity import KoordinatorCpus
 from .cpu_picker import BindPolicy, pick_single_zone, pick_spanning, zone_order
-from .cpuset import format_cpulist
 from .ledger import NodeLedger
 from .pods import PodDraft
 from .quantity import CPU, MEMORY, MIB, format_resources

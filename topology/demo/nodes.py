@@ -8,9 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_api.engine import Flavour
+from topology.parsers.cpulist import format_cpulist
 
 from .capacity import KoordinatorCpus
-from .cpuset import format_cpulist
 from .hardware import Vendor
 from .ledger import NodeLedger
 from .meta import NODES_CREATED, SNAPSHOT_TIME, DemoContext, timestamp

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from .cpuset import format_cpulist
+from topology.parsers.cpulist import format_cpulist
+
 from .koordinator import KoordinatorNode, compact_json
 from .meta import NODES_CREATED, DemoContext
 from .nodes import node_reservation_annotation

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
-from fractions import Fraction
 from typing import Any
 
-from .quantity import CPU, MEMORY, parse_quantity, parse_resources
+from topology.parsers.quantity import parse_quantity
+from topology.parsers.quantity import parse_resource_list as parse_resources
+
+from .quantity import CPU, MEMORY
 
 # Only these count for the QoS class; extended resources (GPUs, batch-cpu) never do.
 _QOS_RESOURCES = (CPU, MEMORY)
@@ -18,13 +21,13 @@ class QosClass(StrEnum):
     BEST_EFFORT = "BestEffort"
 
 
-def _positive_sums(containers: list[dict[str, Any]], kind: str) -> dict[str, Fraction]:
-    sums: dict[str, Fraction] = {}
+def _positive_sums(containers: list[dict[str, Any]], kind: str) -> dict[str, Decimal]:
+    sums: dict[str, Decimal] = {}
     for container in containers:
         for name, text in (container.get("resources", {}).get(kind) or {}).items():
             value = parse_quantity(text)
             if name in _QOS_RESOURCES and value > 0:
-                sums[name] = sums.get(name, Fraction(0)) + value
+                sums[name] = sums.get(name, Decimal(0)) + value
     return sums
 
 
