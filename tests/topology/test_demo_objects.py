@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topology.demo import check_demo_invariants, generate_demo_objects
+from tests.demo_checks.invariants import check_demo_invariants
+from topology.demo import generate_demo_objects
 from topology.parsers.cpulist import format_cpulist, parse_cpulist
 
 Objects = list[dict[str, Any]]

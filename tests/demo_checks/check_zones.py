@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from topology.demo.quantity import BATCH_CPU, BATCH_MEMORY, CPU, GPU, MEMORY
+
 from .check_index import Obj, resources, zone_index
-from .quantity import BATCH_CPU, BATCH_MEMORY, CPU, GPU, MEMORY
 
 CRANE = "crane"
 KOORDINATOR = "koordinator"

@@ -8,11 +8,12 @@ container) on one zone, some such placement must explain every zone exactly.
 
 from __future__ import annotations
 
+from topology.demo.qos import QosClass, exclusive_cpus, pod_qos_class
+from topology.demo.quantity import CPU, GPU, MEMORY
+
 from .check_index import ClusterIndex, Obj, pod_requests, resources
 from .check_upstream_zones import alignment_units, zones_explained
 from .check_zones import ZoneValues, check_zone_bounds
-from .qos import QosClass, exclusive_cpus, pod_qos_class
-from .quantity import CPU, GPU, MEMORY
 
 _POLICY_PREFIXES = {
     "single-numa-node": "SingleNUMANode",

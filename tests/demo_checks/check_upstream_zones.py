@@ -4,10 +4,11 @@ one zone: is there a way to place the running pods' units so that every zone's
 
 from __future__ import annotations
 
+from topology.demo.qos import QosClass, effective_requests, pod_qos_class
+from topology.demo.quantity import CPU, GPU, MEMORY
+
 from .check_index import Obj, resources
 from .check_zones import ZoneValues
-from .qos import QosClass, effective_requests, pod_qos_class
-from .quantity import CPU, GPU, MEMORY
 
 _POD_LEVEL = ("SingleNUMANodePodLevel", "RestrictedPodLevel")
 _CONTAINER_LEVEL = ("SingleNUMANodeContainerLevel", "RestrictedContainerLevel")

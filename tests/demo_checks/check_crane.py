@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 
+from topology.demo.quantity import CPU
 from topology.parsers.quantity import parse_quantity
 
 from .check_index import ClusterIndex, Obj, resources, zone_index
 from .check_zones import ZoneValues, check_zone_bounds
-from .quantity import CPU
 
 CPU_POLICY = "topology.crane.io/cpu-policy"
 TOPOLOGY_RESULT = "topology.crane.io/topology-result"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from topology.demo.qos import pod_qos_class
+
 from .check_index import ClusterIndex, Obj, allocated_from, label, pod_requests, resources
-from .qos import pod_qos_class
 
 _REQUIRED_META = ("name", "uid", "resourceVersion", "creationTimestamp")
 _NAMESPACED = ("Pod", "ConfigMap")

@@ -7,10 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from topology.demo.qos import effective_requests
 from topology.parsers.cpulist import parse_cpulist
 from topology.parsers.quantity import to_base_units
-
-from .qos import effective_requests
 
 TERMINATED_PHASES = ("Succeeded", "Failed")
 RESERVATION_ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"

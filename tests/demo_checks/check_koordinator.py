@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from topology.demo.quantity import CPU, MEMORY
 from topology.parsers.cpulist import format_cpulist, parse_cpulist
 
 from .check_index import (
@@ -18,7 +19,6 @@ from .check_index import (
     resources,
 )
 from .check_zones import ZoneValues
-from .quantity import CPU, MEMORY
 
 QOS_LABEL = "koordinator.sh/qosClass"
 RESERVATION = "node.koordinator.sh/reservation"
