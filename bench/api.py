@@ -95,8 +95,8 @@ def seed(nodes: int) -> float:
 
     from topology.demo import generate_demo_objects
     from topology.models import Cluster
-    from topology.services.figures import recompute_figures
-    from topology.services.importer import import_objects
+    from topology.services.mirror.figures import recompute_figures
+    from topology.services.mirror.importer import import_objects
 
     start = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -436,8 +436,8 @@ def change_one_pod(step: int) -> None:
     from topology.models import Cluster, Pod
     from topology.parsers import MirroredKind
     from topology.parsers.pod import parse_pod
-    from topology.services.exporter import pod_object
-    from topology.services.writers import write_records
+    from topology.services.mirror.exporter import pod_object
+    from topology.services.mirror.writers import write_records
 
     cluster = Cluster.objects.get(name=CLUSTER)
     pod = Pod.objects.filter(cluster=cluster).exclude(node_name="").order_by("id")[step % 50]
@@ -472,7 +472,7 @@ def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
     out anew (`koordinator_count.KEEP_COUNTS`), alternating on the same snapshots."""
     from scheduler_api.engine.koordinator.fast import count as koordinator_count
     from topology.models import Cluster
-    from topology.services.whatif import mirror_snapshot, run_on_snapshot
+    from topology.services.whatif.service import mirror_snapshot, run_on_snapshot
 
     cluster = Cluster.objects.get(name=CLUSTER)
     run_on_snapshot(mirror_snapshot(cluster), body["pod"], replicas=1, encoded=True)
@@ -495,7 +495,7 @@ def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
 def engine_share(body: dict[str, Any]) -> tuple[float, float]:
     """In-process split of one what-if: (read the mirror, run the engine), seconds."""
     from topology.models import Cluster
-    from topology.services.whatif import mirror_snapshot, run_on_snapshot
+    from topology.services.whatif.service import mirror_snapshot, run_on_snapshot
 
     start = time.perf_counter()
     snapshot = mirror_snapshot(Cluster.objects.get(name=CLUSTER))

@@ -60,7 +60,7 @@ def _fresh_rate_limits() -> None:
 def _no_snapshot_cache(settings: Any) -> None:
     """Tests build mirrors with factories, which bypass the writers that bump the mirror
     version; the snapshot cache is on only where a test asks for it."""
-    from topology.services.snapshot_cache import clear_snapshot_cache
+    from topology.services.whatif.snapshot_cache import clear_snapshot_cache
 
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 0
     clear_snapshot_cache()

@@ -7,6 +7,6 @@ class TopologyConfig(AppConfig):
 
     def ready(self) -> None:
         from topology import checks  # noqa: F401  (registers the system checks)
-        from topology.services import after_response
+        from topology.services.whatif import after_response
 
         after_response.connect()

@@ -15,14 +15,14 @@ from celery import shared_task
 from django.utils import timezone
 
 from topology.models import Cluster, SyncLease
-from topology.services.clusters import synced_cluster_ids
-from topology.services.enqueue import enqueue_figures, enqueue_watch
-from topology.services.figures import recompute_figures as recompute_figures_service
-from topology.services.importer import import_objects
-from topology.services.loading import load_objects
-from topology.services.schedules import ensure_schedules as ensure_schedules_service
-from topology.services.writeback.lost import recover_lost_applies
-from topology.services.writeback.run import run_apply as run_apply_service
+from topology.services.mirror.figures import recompute_figures as recompute_figures_service
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.loading import load_objects
+from topology.services.policies.writeback.lost import recover_lost_applies
+from topology.services.policies.writeback.run import run_apply as run_apply_service
+from topology.services.sync.clusters import synced_cluster_ids
+from topology.services.sync.enqueue import enqueue_figures, enqueue_watch
+from topology.services.sync.schedules import ensure_schedules as ensure_schedules_service
 from topology.sync import lease
 from topology.sync.client import credentials_of
 from topology.sync.errors import SyncConnectError

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import F, Prefetch, QuerySet
 
 from topology.models import Cluster, Node, PodAllocation, Zone, ZoneResource
-from topology.services.cpu_state import CPU, node_cpu_state
+from topology.services.mirror.cpu_state import CPU, node_cpu_state
 
 # The list's columns, read in one query: no model instances, no per-row relations.
 NODE_ROW_COLUMNS = ("name", "labels", "unschedulable", "allocatable", "observed_at")

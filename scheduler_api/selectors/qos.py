@@ -1,7 +1,7 @@
 """A cluster's QoS ConfigMap as stored, and what it means on each Koordinator node.
 
 The rules (strategy matching, defaults, schemata lines) are the dashboard's, in
-`topology.selectors.qos` and `topology.services.resctrl`; this module only applies
+`topology.selectors.qos` and `topology.domain.resctrl`; this module only applies
 them node by node for a page of the API.
 """
 
@@ -15,16 +15,16 @@ from typing import Any
 from django.db.models import QuerySet
 
 from topology.choices import Flavour, ResctrlClass
-from topology.models import Cluster, Node, QoSConfig, QoSStrategy
-from topology.selectors.qos import effective_classes, matched_strategy, strategy_name
-from topology.services.exporter import render_resource_qos
-from topology.services.resctrl import (
+from topology.domain.resctrl import (
     EffectiveClass,
     GroupSchemata,
     Issue,
     group_schemata,
     schemata_issues,
 )
+from topology.models import Cluster, Node, QoSConfig, QoSStrategy
+from topology.selectors.qos import effective_classes, matched_strategy, strategy_name
+from topology.services.mirror.exporter import render_resource_qos
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What-if questions as the API receives them: a Pod manifest or the compact form.
 
-The engine work is `topology.services.whatif`; this module turns the API's input
+The engine work is `topology.services.whatif.service`; this module turns the API's input
 into its arguments (the compact form becomes a Pod manifest with the annotations
 the schedulers read), decides what runs in the background, and answers.
 """
@@ -14,12 +14,12 @@ from typing import Any
 from django.conf import settings
 
 from topology.models import Cluster
-from topology.services.whatif import (
+from topology.services.whatif.manifest import compact_pod_manifest
+from topology.services.whatif.service import (
     compare_schedulers,
     run_whatif,
     validated_pod,
 )
-from topology.services.whatif_manifest import compact_pod_manifest
 
 COMPARE_ALL = "all"
 
@@ -28,7 +28,7 @@ COMPARE_ALL = "all"
 class WhatIfQuestion:
     pod: dict[str, Any]  # a Pod manifest
     replicas: int = 1
-    scheduler: str = "auto"  # one of topology.services.whatif.SCHEDULERS, or COMPARE_ALL
+    scheduler: str = "auto"  # one of topology.services.whatif.service.SCHEDULERS, or COMPARE_ALL
     scoring: str | None = None
     weights: dict[str, int] | None = None
     use_draft_policies: bool = False  # judge nodes as if their saved NodePolicies were applied

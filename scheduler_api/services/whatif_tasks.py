@@ -13,7 +13,7 @@ from scheduler_api.choices import TaskState
 from scheduler_api.errors import INVALID_INPUT, error_body
 from scheduler_api.models import WhatIfTask
 from scheduler_api.services.whatif import WhatIfQuestion, whatif_answer
-from topology.services.whatif import WhatIfInputError
+from topology.services.whatif.service import WhatIfInputError
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from scheduler_api.engine.model.snapshot import AllocationSource, Flavour
 from topology.adapters import cluster_snapshot, snapshot_from_objects
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 from topology.demo import generate_demo_objects
 from topology.models import Cluster, Node, NodeFigures, SyncState
 from topology.selectors.clusters import data_age
-from topology.services.figures import recompute_figures
-from topology.services.importer import import_objects
-from topology.services.whatif import WhatIfInputError, parse_weights, run_whatif
+from topology.services.mirror.figures import recompute_figures
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif.service import WhatIfInputError, parse_weights, run_whatif
 
 NODE_KEYS = {"node", "fits", "score", "reasons", "numa_zones", "cpuset", "annotations"}
 POD = {

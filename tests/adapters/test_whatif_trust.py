@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 
 from topology.demo import generate_demo_objects
 from topology.models import Cluster, SchedulerConfiguration
-from topology.services.importer import import_objects
-from topology.services.whatif import run_whatif
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif.service import run_whatif
 
 KOORD_SPEC = "scheduling.koordinator.sh/resource-spec"
 

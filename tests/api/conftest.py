@@ -15,7 +15,7 @@ from scheduler_api.choices import Role
 from tests.factories import ClusterFactory
 from tests.topology.helpers import sample_items
 from topology.models import Cluster
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 
 ROLES = tuple(Role.values)
 PERSONAS = (*ROLES, "outsider")

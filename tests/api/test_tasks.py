@@ -52,7 +52,7 @@ def test_finished_tasks_expire_and_running_ones_stay(trio, user_for, settings) -
     from scheduler_api.choices import TaskState
     from scheduler_api.models import WhatIfTask
     from scheduler_api.tasks import expire_whatif_tasks
-    from topology.services.schedules import EXPIRE_TASKS_TASK, wanted_schedules
+    from topology.services.sync.schedules import EXPIRE_TASKS_TASK, wanted_schedules
 
     settings.WHATIF_TASK_RETENTION_SECONDS = 3600
     owner = user_for("operator")

@@ -13,7 +13,7 @@ from scheduler_api.models import WhatIfTask
 from scheduler_api.services.whatif import compact_pod_manifest
 from scheduler_api.services.whatif_tasks import whatif_task_run
 from topology.models import Cluster
-from topology.services.whatif import run_whatif
+from topology.services.whatif.service import run_whatif
 
 from .mixins import ClientFor
 
@@ -103,7 +103,7 @@ def test_the_pods_scheduler_name_picks_the_profile_that_judges_it(
 def test_a_question_asked_again_is_answered_from_memory_alike(
     operator: APIClient, trio: Cluster, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from topology.services import whatif
+    from topology.services.whatif import service as whatif
 
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
     runs: list[int] = []

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from tests.celery_worker import celery_worker
 from topology.models import Cluster
-from topology.services.whatif import run_whatif
+from topology.services.whatif.service import run_whatif
 
 from .test_whatif import TOPO_AWARE, manifest, same_answer
 

@@ -14,7 +14,7 @@ from django.db import connections
 
 from tests.sync.conftest import sync_once
 from topology.models import Node, NodePolicy
-from topology.services.writeback import APPLY_TASK, run_apply
+from topology.services.policies.writeback import APPLY_TASK, run_apply
 
 from .conftest import screenshot
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.factories import hyperthreaded
 from topology.choices import CPUState
-from topology.services.cpu_classify import (
+from topology.domain.cpu_classify import (
     Claim,
     CPUStateInputs,
     Holder,

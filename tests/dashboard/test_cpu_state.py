@@ -15,7 +15,7 @@ from tests.factories import (
 )
 from topology.choices import CPUState, Flavour
 from topology.models import Node, NodeCPUReservation
-from topology.services.cpu_state import (
+from topology.services.mirror.cpu_state import (
     MISSING_DETAIL,
     NO_TOPOLOGY,
     HolderKind,

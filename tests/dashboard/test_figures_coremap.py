@@ -6,6 +6,14 @@ import plotly.graph_objects as go
 
 from tests.factories import hyperthreaded
 from topology.choices import CPUState
+from topology.domain.cpu_classify import (
+    Claim,
+    CPUStateInputs,
+    Holder,
+    HolderKind,
+    SharedClaim,
+    classify_cpus,
+)
 from topology.figures.coremap import (
     POD_BASE,
     STATE_ORDER,
@@ -16,14 +24,6 @@ from topology.figures.coremap import (
     legend_entries,
 )
 from topology.figures.palette import POD_COLOURS
-from topology.services.cpu_classify import (
-    Claim,
-    CPUStateInputs,
-    Holder,
-    HolderKind,
-    SharedClaim,
-    classify_cpus,
-)
 
 ZONES = {0: "node-0", 1: "node-1"}
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from topology.choices import ResctrlClass
+from topology.domain.resctrl import ResctrlValues, effective_class, group_schemata
 from topology.figures.qos import OVERLAP, l3_ways
 from topology.figures.zones import charted_resources, zone_bars
 from topology.selectors.types import Amounts, ZoneCell
-from topology.services.resctrl import ResctrlValues, effective_class, group_schemata
 
 GIB = 1024**3
 

@@ -9,9 +9,9 @@ from rest_framework.test import APIClient
 from topology.choices import CPUState
 from topology.demo import generate_demo_objects
 from topology.models import Cluster, Node, NodeFigures
-from topology.services.cpu_state import node_cpu_state
-from topology.services.figures import recompute_figures
-from topology.services.importer import import_objects
+from topology.services.mirror.cpu_state import node_cpu_state
+from topology.services.mirror.figures import recompute_figures
+from topology.services.mirror.importer import import_objects
 
 pytestmark = pytest.mark.django_db
 FREE_FOR_EXCLUSIVE = (CPUState.FREE, CPUState.SHARED, CPUState.RESERVATION)

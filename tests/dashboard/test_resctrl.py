@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from topology.choices import ResctrlClass
-from topology.services.resctrl import (
+from topology.domain.resctrl import (
     ResctrlValues,
     cat_ways,
     class_issues,

@@ -11,8 +11,8 @@ from django.http import QueryDict
 from django.test import override_settings
 
 from topology.forms.whatif import WhatIfForms
-from topology.services.whatif import WhatIfInputError
-from topology.services.whatif_manifest import compact_pod_manifest
+from topology.services.whatif.manifest import compact_pod_manifest
+from topology.services.whatif.service import WhatIfInputError
 
 EXCLUSIVE_16 = {
     "c1-cpu_request": "16",

@@ -18,16 +18,16 @@ from django.urls import reverse
 from scheduler_api.engine.whatif.evaluate import evaluate
 from tests.topology.helpers import sample_items
 from topology.models import Cluster, Node, NodePolicy
-from topology.services import whatif as whatif_service
-from topology.services import whatif_page as page_service
-from topology.services.importer import import_objects
-from topology.services.whatif import (
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif import page as page_service
+from topology.services.whatif import service as whatif_service
+from topology.services.whatif.manifest import compact_pod_manifest
+from topology.services.whatif.service import (
     compare_schedulers,
     mirror_snapshot,
     pod_from_manifest,
     run_whatif,
 )
-from topology.services.whatif_manifest import compact_pod_manifest
 
 pytestmark = pytest.mark.django_db
 

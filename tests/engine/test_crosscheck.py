@@ -10,7 +10,7 @@ from scheduler_api.engine.whatif import crosscheck
 from scheduler_api.engine.whatif.judge import Judgement, NodeVerdict
 from topology.adapters.records import snapshot_from_objects
 from topology.demo import generate_demo_objects
-from topology.services.whatif import pod_from_manifest
+from topology.services.whatif.service import pod_from_manifest
 
 
 def pod(cpu: str, memory: str = "4Gi", labels: dict | None = None, annotations: dict | None = None):  # type: ignore[no-untyped-def]

@@ -18,8 +18,8 @@ from tests.policy.writeback_support import KOORD_NODE, writes
 from topology import tasks
 from topology.choices import ApplyStatus
 from topology.models import ApplyRecord, Node, NodePolicy
-from topology.services.writeback import request_node_policy_apply, run_apply
-from topology.services.writeback.lost import LostApplies, recover_lost_applies
+from topology.services.policies.writeback import request_node_policy_apply, run_apply
+from topology.services.policies.writeback.lost import LostApplies, recover_lost_applies
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.policy.writeback_fixtures"]

@@ -23,7 +23,7 @@ from topology.editing.node_policy import (
     validate_node_policy,
 )
 from topology.models import NodePolicy
-from topology.services.node_policies import node_policy_issues, observed_node
+from topology.services.policies.node_policies import node_policy_issues, observed_node
 
 # 2 NUMA zones × 4 cores × 2 threads: CPUs 0-15, thread siblings c and c+8.
 KOORD = ObservedNode(

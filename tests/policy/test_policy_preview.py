@@ -6,13 +6,13 @@ import pytest
 
 from tests.factories import ClusterFactory
 from topology.models import Cluster, NodePolicy, ReferencePod
-from topology.services.policy_preview import (
+from topology.services.policies.preview import (
     ReferenceShape,
     preview_policy_effect,
     reference_manifest,
     reference_shapes,
 )
-from topology.services.whatif import run_whatif
+from topology.services.whatif.service import run_whatif
 
 from .mirror import crane_node, koord_node
 

@@ -15,8 +15,8 @@ from django.urls import reverse
 from tests.topology.helpers import sample_items
 from topology.admin.qos import apply_url
 from topology.models import Cluster, QoSConfig, QoSDraft
-from topology.services.importer import import_objects
-from topology.services.qos_draft import qos_draft_start
+from topology.services.mirror.importer import import_objects
+from topology.services.policies.qos_draft import qos_draft_start
 
 pytestmark = pytest.mark.django_db
 KEY = "resource-qos-config"

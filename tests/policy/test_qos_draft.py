@@ -10,8 +10,8 @@ from tests.topology.helpers import first, sample_items
 from topology.demo.qos_config import resource_qos_config
 from topology.editing.qos_typed import FieldRef
 from topology.models import Cluster, QoSConfig, QoSDraft
-from topology.services.importer import import_objects
-from topology.services.qos_draft import (
+from topology.services.mirror.importer import import_objects
+from topology.services.policies.qos_draft import (
     QoSDraftRefused,
     observed_qos_data,
     qos_draft_data,

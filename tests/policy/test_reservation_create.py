@@ -19,8 +19,8 @@ from topology.editing.reservation import (
     build_reservation,
 )
 from topology.models import ApplyRecord, Reservation
-from topology.services.whatif import run_whatif
-from topology.services.writeback import run_apply
+from topology.services.policies.writeback import run_apply
+from topology.services.whatif.service import run_whatif
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.policy.writeback_fixtures"]
@@ -125,7 +125,7 @@ def test_the_preview_is_exactly_what_a_create_sends_and_writes_nothing(fake, syn
 def test_finding_the_node_reads_verdicts_without_counting_capacity(
     fake, synced, admin_api, monkeypatch
 ):
-    from topology.services.writeback import reservations
+    from topology.services.policies.writeback import reservations
 
     asked: list[dict] = []
     real = reservations.run_whatif

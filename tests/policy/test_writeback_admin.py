@@ -13,7 +13,7 @@ from django.urls import reverse
 from tests.api.conftest import trio_items
 from topology.choices import ApplyStatus, ConnectionMode, WriteKind
 from topology.models import ApplyRecord, Cluster, ClusterConnection, Node, NodePolicy
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 
 pytestmark = pytest.mark.django_db
 KOORD_NODE = "worker-03"

@@ -16,7 +16,7 @@ from tests.policy.writeback_support import (
 )
 from topology.choices import ApplyStatus, WriteKind
 from topology.models import ApplyRecord, ClusterConnection, Node, NodePolicy
-from topology.services.writeback import request_node_policy_apply, run_apply
+from topology.services.policies.writeback import request_node_policy_apply, run_apply
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.policy.writeback_fixtures"]

@@ -11,8 +11,8 @@ import pytest
 from tests.policy.writeback_support import config_map_in_cluster, writes
 from topology.choices import ApplyStatus, WriteKind
 from topology.models import QoSConfig
-from topology.services.qos_draft import qos_draft_save, qos_draft_start
-from topology.services.writeback import request_qos_apply, run_apply
+from topology.services.policies.qos_draft import qos_draft_save, qos_draft_start
+from topology.services.policies.writeback import request_qos_apply, run_apply
 from topology.sync.client import ClusterClient
 
 pytestmark = pytest.mark.django_db

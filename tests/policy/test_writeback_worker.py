@@ -14,9 +14,9 @@ from tests.policy.writeback_support import KOORD_NODE, NUMA_POLICY, node_in_clus
 from tests.sync.conftest import sync_once, wait_for
 from topology.choices import ApplyStatus
 from topology.models import ApplyRecord, Node, NodePolicy
-from topology.services.writeback import request_node_policy_apply
-from topology.services.writeback import requests as writeback_requests
-from topology.services.writeback.lost import recover_lost_applies
+from topology.services.policies.writeback import request_node_policy_apply
+from topology.services.policies.writeback import requests as writeback_requests
+from topology.services.policies.writeback.lost import recover_lost_applies
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True, available_apps=["topology"])

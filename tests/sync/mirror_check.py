@@ -19,8 +19,8 @@ from django.db import transaction
 from tests.sync.fakekube import FakeKubeServer
 from tests.topology.mirror import mirror_state
 from topology.models import Cluster, Node, NodeTopology, Pod, QoSConfig, Reservation
-from topology.services.hashing import version_digest
-from topology.services.importer import import_objects
+from topology.services.mirror.hashing import version_digest
+from topology.services.mirror.importer import import_objects
 from topology.sync.resources import QOS_CONFIGMAP, QOS_NAMESPACE
 
 FINISHED = ("Succeeded", "Failed")

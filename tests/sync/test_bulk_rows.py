@@ -12,10 +12,10 @@ from django.utils import timezone
 from tests.topology.mirror import mirror_state
 from topology.models import Cluster, Node, Pod
 from topology.parsers import MirroredKind, parse_object
-from topology.services import importer
-from topology.services.writers import bulk, pods, rows, write_records
-from topology.services.writers.bulk import BULK_LOAD, LoadStatistics
-from topology.services.writers.rows import JsonText, insert_rows, update_rows
+from topology.services.mirror import importer
+from topology.services.mirror.writers import bulk, pods, rows, write_records
+from topology.services.mirror.writers.bulk import BULK_LOAD, LoadStatistics
+from topology.services.mirror.writers.rows import JsonText, insert_rows, update_rows
 from topology.sync.ahead import parse_ahead
 from topology.sync.writer import relaxed_commits
 

@@ -14,10 +14,10 @@ import pytest
 
 from topology.demo import generate_demo_objects
 from topology.parsers import MirroredKind, parse_object
-from topology.services import hashing
-from topology.services.hashing import encode_record, record_hash, version_digest
-from topology.services.writers.pods import POD_JSON_FIELDS
-from topology.services.writers.topologies import TOPOLOGY_JSON_FIELDS
+from topology.services.mirror import hashing
+from topology.services.mirror.hashing import encode_record, record_hash, version_digest
+from topology.services.mirror.writers.pods import POD_JSON_FIELDS
+from topology.services.mirror.writers.topologies import TOPOLOGY_JSON_FIELDS
 from topology.sync.ahead import parse_one
 from topology.sync.versions import version_of
 

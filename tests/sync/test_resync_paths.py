@@ -17,8 +17,8 @@ from topology.adapters.fingerprints import node_fingerprints
 from topology.choices import SyncResource
 from topology.models import Node, Pod, SyncError
 from topology.parsers import MirroredKind, parse_object
-from topology.services.hashing import encode_record, version_digest
-from topology.services.removal import remove_objects
+from topology.services.mirror.hashing import encode_record, version_digest
+from topology.services.mirror.removal import remove_objects
 from topology.sync import apply
 from topology.sync.ahead import Parsed, parse_ahead
 from topology.sync.messages import ListDone, ListPage

@@ -14,7 +14,7 @@ import yaml
 from tests.sync.conftest import WatchRun, sync_once, wait_for
 from topology.choices import SyncResource
 from topology.models import ClusterConnection, SchedulerConfiguration, SyncError, SyncState
-from topology.services.scheduler_profiles import cluster_profiles
+from topology.services.whatif.scheduler_profiles import cluster_profiles
 
 NAMESPACE, NAME = "koordinator-system", "koord-scheduler-config"
 UPLOADED = """
@@ -143,7 +143,7 @@ def test_a_bad_configmap_reference_is_refused_in_the_connection():
 @pytest.mark.django_db
 def test_a_kubectl_dump_holding_the_configmap_imports_its_profiles():
     from topology.models import Cluster
-    from topology.services.importer import import_objects
+    from topology.services.mirror.importer import import_objects
 
     unrelated = {
         "apiVersion": "v1",

@@ -9,8 +9,8 @@ from tests.sync.conftest import FAST
 from tests.sync.mirror_check import assert_mirror_matches
 from topology import tasks
 from topology.models import Cluster, NodeFigures, SyncLease
-from topology.services import schedules
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
+from topology.services.sync import schedules
 from topology.sync import lease
 from webapp.celery import app
 

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.sync.conftest import FAST
 from topology.models import Cluster, Node, Pod, SyncState
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 from topology.sync.messages import WatchEvent
 from topology.sync.report import SyncReport
 from topology.sync.resources import NODES, PODS

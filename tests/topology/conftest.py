@@ -12,8 +12,8 @@ from django.db import close_old_connections
 
 from tests.topology.helpers import sample_items
 from topology.models import Cluster
-from topology.services import whatif
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif import service as whatif
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from topology.models import Node
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 
 from .helpers import sample_items
 

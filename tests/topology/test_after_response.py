@@ -7,7 +7,7 @@ import logging
 import pytest
 from django.core.signals import request_finished, request_started
 
-from topology.services.after_response import after_response
+from topology.services.whatif.after_response import after_response
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_a_failing_job_is_logged_and_the_others_still_run(in_a_request, caplog) 
 
     after_response(broken)
     after_response(lambda: done.append("after"))
-    with caplog.at_level(logging.ERROR, logger="topology.services.after_response"):
+    with caplog.at_level(logging.ERROR, logger="topology.services.whatif.after_response"):
         request_finished.send(sender=None)
     assert done == ["after"]
     assert "work after the response failed" in caplog.text

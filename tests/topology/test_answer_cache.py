@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from tests.topology.helpers import WEB_POD, sample_items
-from topology.services import answer_cache
-from topology.services.importer import import_objects
-from topology.services.whatif import compare_schedulers, run_whatif
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif import answer_cache
+from topology.services.whatif.service import compare_schedulers, run_whatif
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +105,7 @@ def test_fragments_render_as_the_answer(cache_on, small, engine_runs):
 
 def test_the_kept_answers_are_bounded_by_bytes(cache_on, settings, small, engine_runs):
     """Issue 28: nine answers of 100 MB held a gigabyte per worker."""
-    from topology.services.snapshot_cache import answer_book, cached_cluster_snapshot
+    from topology.services.whatif.snapshot_cache import answer_book, cached_cluster_snapshot
 
     run_whatif(cluster=small, pod=WEB_POD, replicas=1)
     _, book = answer_book(cached_cluster_snapshot(small))

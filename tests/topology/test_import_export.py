@@ -21,11 +21,11 @@ from topology.models import (
     ZoneResource,
 )
 from topology.parsers import MirroredKind
-from topology.services import importer
-from topology.services.exporter import export_list, pod_object
-from topology.services.importer import import_objects
-from topology.services.whatif import pod_from_manifest
-from topology.services.writers.bulk import LoadStatistics
+from topology.services.mirror import importer
+from topology.services.mirror.exporter import export_list, pod_object
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.writers.bulk import LoadStatistics
+from topology.services.whatif.service import pod_from_manifest
 
 from .helpers import find, sample_items
 from .mirror import mirror_state

@@ -11,8 +11,8 @@ from tests.topology.helpers import sample_items
 from topology.choices import AllocationSource
 from topology.models import Cluster, PodAllocation
 from topology.parsers.nrt import parse_nrt
-from topology.services.importer import import_objects
-from topology.services.writers import upsert_topology
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.writers import upsert_topology
 
 pytestmark = pytest.mark.django_db
 ALLOCS = "node.koordinator.sh/pod-cpu-allocs"

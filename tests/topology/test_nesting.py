@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from topology.parsers.nesting import TooDeep, check_nesting
-from topology.services.loading import LoadError, parse_documents
-from topology.services.whatif import WhatIfInputError, pod_from_manifest
+from topology.services.mirror.loading import LoadError, parse_documents
+from topology.services.whatif.service import WhatIfInputError, pod_from_manifest
 
 
 def nested(depth: int) -> object:

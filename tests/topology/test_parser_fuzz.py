@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 import yaml
 from django import forms
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +26,7 @@ from topology.forms.whatif import parse_manifest
 from topology.parsers import parse_object
 from topology.parsers.cpulist import MAX_CPU_ID, parse_cpulist
 from topology.parsers.errors import FieldError, ObjectParseError
-from topology.services.whatif import WhatIfInputError, pod_from_manifest
+from topology.services.whatif.service import WhatIfInputError, pod_from_manifest
 
 BUDGET_SECONDS = 0.05
 FUZZ = settings(
@@ -181,3 +182,11 @@ def test_any_manifest_text_is_read_or_refused_quickly(text: str) -> None:
         pod_from_manifest(parse_manifest(text))
 
     quickly(read, (forms.ValidationError, WhatIfInputError))
+
+
+def test_a_boolean_where_an_nrt_list_belongs_is_a_field_error() -> None:
+    """Found by the fuzz test: `costs: true` in a zone raised a TypeError."""
+    nrt = next(s for s in SAMPLES if s["kind"] == "NodeResourceTopology")
+    for path in (("zones", 0, "costs"), ("zones", 0, "resources"), ("attributes",)):
+        with pytest.raises(ObjectParseError, match="expected a list, got bool"):
+            parse_object(replaced(nrt, path, True))

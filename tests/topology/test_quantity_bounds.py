@@ -64,7 +64,7 @@ def test_any_text_is_parsed_or_refused_within_50_ms(text: str) -> None:
 def test_an_import_skips_the_object_with_a_huge_quantity_and_keeps_the_rest() -> None:
     from tests.topology.helpers import sample_items
     from topology.models import Node, Pod
-    from topology.services.importer import import_objects
+    from topology.services.mirror.importer import import_objects
 
     items = sample_items("cluster-small.json")
     bad = next(i for i in items if i["kind"] == "Pod")

@@ -7,7 +7,7 @@ from django.db import connection
 
 from topology.demo import generate_demo_objects
 from topology.models import Pod, PodAllocation
-from topology.services.importer import import_objects
+from topology.services.mirror.importer import import_objects
 
 pytestmark = [
     pytest.mark.django_db,

@@ -13,7 +13,7 @@ from topology.models import (
     Reservation,
     ZoneResource,
 )
-from topology.services.consistency import check_mirror
+from topology.services.mirror.consistency import check_mirror
 
 from .mirror import mirror_state
 

@@ -20,10 +20,10 @@ from django.core.cache import caches
 from django.core.signals import request_finished, request_started
 
 from tests.topology.helpers import WEB_POD, sample_items
-from topology.services import answer_cache
-from topology.services.importer import import_objects
-from topology.services.snapshot_cache import clear_snapshot_cache
-from topology.services.whatif import run_whatif
+from topology.services.mirror.importer import import_objects
+from topology.services.whatif import answer_cache
+from topology.services.whatif.service import run_whatif
+from topology.services.whatif.snapshot_cache import clear_snapshot_cache
 
 pytestmark = pytest.mark.django_db
 

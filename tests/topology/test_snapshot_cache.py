@@ -10,10 +10,10 @@ import pytest
 from tests.topology.helpers import sample_items
 from topology.models import Cluster
 from topology.parsers import MirroredKind
-from topology.services.importer import import_objects
-from topology.services.removal import remove_objects
-from topology.services.snapshot_cache import cached_cluster_snapshot
-from topology.services.whatif import mirror_snapshot
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.removal import remove_objects
+from topology.services.whatif.service import mirror_snapshot
+from topology.services.whatif.snapshot_cache import cached_cluster_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_the_cache_can_be_turned_off(settings, small):
 @pytest.fixture
 def collector_seen(monkeypatch) -> list[bool]:
     """Whether the cycle collector was on, each time the whole mirror was read."""
-    from topology.services import snapshot_cache
+    from topology.services.whatif import snapshot_cache
 
     seen: list[bool] = []
     real = snapshot_cache.cluster_snapshot
@@ -100,7 +100,7 @@ def test_the_collector_is_off_while_the_whole_mirror_is_read(cache_on, small, co
 
 
 def test_a_failed_read_turns_the_collector_on_again(cache_on, small, monkeypatch):
-    from topology.services import snapshot_cache
+    from topology.services.whatif import snapshot_cache
 
     def failing(cluster: Cluster):
         raise RuntimeError("the database went away")

@@ -19,10 +19,10 @@ from topology.adapters import cluster_snapshot
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
 from topology.parsers import MirroredKind
-from topology.services import snapshot_cache
-from topology.services.importer import import_objects
-from topology.services.removal import remove_objects
-from topology.services.snapshot_cache import cached_cluster_snapshot
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.removal import remove_objects
+from topology.services.whatif import snapshot_cache
+from topology.services.whatif.snapshot_cache import cached_cluster_snapshot
 
 pytestmark = [
     pytest.mark.django_db,

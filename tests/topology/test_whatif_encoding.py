@@ -12,10 +12,10 @@ from scheduler_api.engine.whatif.evaluate import NodeVerdict, place
 from tests.engine.test_whatif_properties import assert_shared_verdicts_agree
 from topology.adapters.records import snapshot_from_objects
 from topology.demo import generate_demo_objects
-from topology.services import whatif_encoding
-from topology.services.answer_cache import remembered_answer
-from topology.services.whatif import node_json, pod_from_manifest
-from topology.services.whatif_encoding import encoded_shared
+from topology.services.whatif import encoding as whatif_encoding
+from topology.services.whatif.answer_cache import remembered_answer
+from topology.services.whatif.encoding import encoded_shared
+from topology.services.whatif.service import node_json, pod_from_manifest
 
 
 def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from topology.choices import ApplyStatus
 from topology.editing.reservation import ReservationInputError
 from topology.editing.reservation_form import ReservationForm, reservation_request_of
 from topology.models import ApplyRecord, Cluster, NodePolicy
-from topology.services.writeback import (
+from topology.services.policies.writeback import (
     ApplyPlan,
     plan_node_policy_apply,
     plan_qos_apply,

@@ -23,7 +23,7 @@ from topology.models import (
     Zone,
     ZoneResource,
 )
-from topology.services.enqueue import enqueue_resync, enqueue_schedules, enqueue_watch
+from topology.services.sync.enqueue import enqueue_resync, enqueue_schedules, enqueue_watch
 
 
 class ConnectionInline(admin.StackedInline):

@@ -8,8 +8,8 @@
   transaction, after showing which nodes match and what changes.
 - "Preview effect" re-runs the engine with the drafts against the reference pods.
 
-The views stay thin: reads and writes go through `topology.services.node_policies`
-and `topology.services.policy_preview`.
+The views stay thin: reads and writes go through `topology.services.policies.node_policies`
+and `topology.services.policies.preview`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from topology.choices import (
 )
 from topology.editing.node_policy_selector import SelectorError, parse_selector
 from topology.models import Cluster, NodePolicy, ReferencePod
-from topology.services.node_policies import (
+from topology.services.policies.node_policies import (
     POLICY_FIELDS,
     BulkEditError,
     NodePolicyError,
@@ -46,8 +46,8 @@ from topology.services.node_policies import (
     node_policy_diff,
     node_policy_issues,
 )
-from topology.services.policy_preview import preview_policy_effect, shape_of
-from topology.services.whatif import WhatIfInputError, pod_from_manifest
+from topology.services.policies.preview import preview_policy_effect, shape_of
+from topology.services.whatif.service import WhatIfInputError, pod_from_manifest
 
 APPLY_PERMISSION = "topology.apply_nodepolicy"
 PREVIEW_PERMISSION = "scheduler_api.run_whatif"

@@ -4,7 +4,7 @@ The editor (`admin:topology_qosdraft_editor`, one page per cluster) shows the ty
 fields and raw JSON, the validation issues, the diff from the cluster and the
 schemata each node would get. Users with change permission on QoSDraft edit;
 users with view permission see the same page read-only. The work is done by
-`topology.services.qos_draft`; this module only wires requests to it.
+`topology.services.policies.qos_draft`; this module only wires requests to it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from django.utils.html import format_html
 from topology.admin.base import ReadOnlyAdmin, ReadOnlyInline
 from topology.editing.qos_form import QoSDraftForm
 from topology.models import Cluster, QoSConfig, QoSDraft, QoSStrategy, ResctrlSetting
-from topology.services.qos_draft import (
+from topology.services.policies.qos_draft import (
     QoSDraftRefused,
     QoSEditor,
     qos_draft_discard,

@@ -1,7 +1,7 @@
 """What a config does on each node's cache: schemata lines now and with the draft, and the
 cache-dependent problems (an empty L3 mask, LS and BE sharing ways).
 
-The lines are `topology.services.resctrl.group_schemata`'s (formats.md §4.1–4.2):
+The lines are `topology.domain.resctrl.group_schemata`'s (formats.md §4.1–4.2):
 Intel rounds mbaPercent up to a multiple of 10, AMD writes 2048 for 100 % and
 int(160·p/100) otherwise. Nodes that get identical lines are grouped, so 5,000
 nodes make a short table.
@@ -15,6 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topology.choices import ResctrlClass
+from topology.domain.resctrl import (
+    AMD_VENDOR,
+    EffectiveClass,
+    GroupSchemata,
+    cat_ways,
+    group_schemata,
+    way_range,
+)
 from topology.editing.qos_issue import ERROR, WARNING, QoSIssue, Severity, grouped_by_message
 from topology.editing.qos_selectors import first_match
 from topology.editing.qos_strategies import (
@@ -24,14 +32,6 @@ from topology.editing.qos_strategies import (
     node_selectors,
     stating_layer,
     strategies,
-)
-from topology.services.resctrl import (
-    AMD_VENDOR,
-    EffectiveClass,
-    GroupSchemata,
-    cat_ways,
-    group_schemata,
-    way_range,
 )
 
 

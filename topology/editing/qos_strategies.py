@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from topology.choices import ResctrlClass
+from topology.domain.resctrl import EffectiveClass, ResctrlValues, effective_class
 from topology.editing.qos_selectors import NodeStrategySelector, SelectorError, parse_selector
-from topology.services.resctrl import EffectiveClass, ResctrlValues, effective_class
 
 RESOURCE_QOS_KEY = "resource-qos-config"
 CLUSTER_PATH = "clusterStrategy"

@@ -21,8 +21,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from topology.choices import CPUState
+from topology.domain.cpu_classify import CPU, Holder, HolderKind, NodeCPUState
 from topology.figures.palette import AXIS, base_layout, pod_colour
-from topology.services.cpu_classify import CPU, Holder, HolderKind, NodeCPUState
 
 MAX_COLUMNS = 32
 ROW_HEIGHT = 22

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from topology.choices import ResctrlClass
+from topology.domain.resctrl import EffectiveClass, GroupSchemata, shared_ways
 from topology.figures.palette import AXIS, base_layout, pattern
-from topology.services.resctrl import EffectiveClass, GroupSchemata, shared_ways
 
 OVERLAP = "LS ∩ BE"
 OVERLAP_COLOUR = "#d55e00"

@@ -27,15 +27,15 @@ from topology.parsers.errors import FieldError
 from topology.parsers.quantity import to_base_units
 from topology.parsers.yaml_documents import load_all
 from topology.selectors.types import is_device
-from topology.services.whatif import (
+from topology.services.whatif.manifest import compact_pod_manifest
+from topology.services.whatif.page import PageQuestion
+from topology.services.whatif.service import (
     SCHEDULER_NAME_PATTERN,
     SCHEDULERS,
     SCORING_STRATEGIES,
     WhatIfInputError,
     parse_weights,
 )
-from topology.services.whatif_manifest import compact_pod_manifest
-from topology.services.whatif_page import PageQuestion
 
 CONTAINER_ROWS = 3
 MANIFEST_MAX_CHARS = 6000  # it travels in the URL; browsers and proxies cap those near 8 KB

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 def create_housekeeping_schedule(apps, schema_editor):
     """The one beat entry that keeps the others (per cluster resync and figures) and
-    the watches running; see topology.services.schedules."""
+    the watches running; see topology.services.sync.schedules."""
     IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
     PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
     every_minute, _ = IntervalSchedule.objects.get_or_create(every=60, period="seconds")

@@ -127,7 +127,7 @@ def _upstream_zone(reader: Reader, index: int, zone: Any) -> ZoneRecord:
     zone_type = reader.check(f"{path}.type", zone.get("type"), str)
     resources = [
         _upstream_resource(reader, path, r_index, item)
-        for r_index, item in enumerate(zone.get("resources") or [])
+        for r_index, item in enumerate(_list(reader, f"{path}.resources", zone.get("resources")))
     ]
     return ZoneRecord(
         name=name,
@@ -227,10 +227,17 @@ def _numa_id(pattern: re.Pattern[str], name: str, zone_type: str) -> int | None:
     return int(match[1])
 
 
+def _list(reader: Reader, path: str, value: Any) -> list[Any]:
+    """A JSON list; an empty value (absent, null, {}, "") reads as none, as it always has;
+    any other value is an error naming the field (a `true` where a list belongs failed as
+    a TypeError; found by the fuzz test)."""
+    return reader.check(path, value, list) if value else []
+
+
 def _costs(reader: Reader, path: str, costs: Any) -> dict[str, int]:
     """A zone's costs; an entry's fields are named (paths built) only when it is wrong."""
     result: dict[str, int] = {}
-    for index, item in enumerate(costs or []):
+    for index, item in enumerate(_list(reader, path, costs)):
         if type(item) is dict:
             name, value = item.get("name"), item.get("value")
             if type(name) is str and type(value) is int:
@@ -246,7 +253,7 @@ def _costs(reader: Reader, path: str, costs: Any) -> dict[str, int]:
 def _name_value_list(reader: Reader, path: str, holder: dict[str, Any]) -> dict[str, str]:
     key = path.rsplit(".", 1)[-1]
     result: dict[str, str] = {}
-    for index, item in enumerate(holder.get(key) or []):
+    for index, item in enumerate(_list(reader, path, holder.get(key))):
         reader.check(f"{path}[{index}]", item, dict)
         name = reader.check(f"{path}[{index}].name", item.get("name"), str)
         result[name] = reader.check(f"{path}[{index}].value", item.get("value"), str)

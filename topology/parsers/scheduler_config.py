@@ -5,7 +5,7 @@ their `--config` from a file that their deployments mount from a ConfigMap (for 
 `koordinator-system/koord-scheduler-config`, key `koord-scheduler-config`). Such a
 ConfigMap is mirrored as the cluster's scheduler configuration: its profiles decide which
 system judges a pod. The document is kept as the ConfigMap's own JSON, which
-`topology.services.scheduler_profiles` reads, and it is checked here, so a document that
+`topology.services.whatif.scheduler_profiles` reads, and it is checked here, so a document that
 yields no profile is refused with the field at fault and never replaces a good one.
 """
 
@@ -43,7 +43,7 @@ def holds_scheduler_configuration(obj: Any) -> bool:
 
 
 def parse_scheduler_configmap(obj: Any) -> SchedulerConfigRecord:
-    from topology.services.scheduler_profiles import ProfileError, profiles_from_text
+    from topology.services.whatif.scheduler_profiles import ProfileError, profiles_from_text
 
     reader = Reader(obj, "ConfigMap")
     data = reader.string_map("data")

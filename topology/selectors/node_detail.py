@@ -27,7 +27,7 @@ from topology.parsers.quantity import format_resource_list
 from topology.selectors.common import related_or_none
 from topology.selectors.overview import node_row, zones_of
 from topology.selectors.types import Amounts, NodeRow, ZoneCell
-from topology.services.cpu_state import NodeCPUState, node_cpu_state
+from topology.services.mirror.cpu_state import NodeCPUState, node_cpu_state
 
 KOORD_LABELS = (
     "node.koordinator.sh/numa-topology-policy",

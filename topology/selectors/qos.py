@@ -14,9 +14,7 @@ from typing import Any
 
 from scheduler_api.engine import LabelRequirement, LabelSelector, match_selector
 from topology.choices import Flavour, ResctrlClass
-from topology.editing.qos_preview import NodeCache
-from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting
-from topology.services.resctrl import (
+from topology.domain.resctrl import (
     EffectiveClass,
     GroupSchemata,
     Issue,
@@ -27,6 +25,8 @@ from topology.services.resctrl import (
     group_schemata,
     schemata_issues,
 )
+from topology.editing.qos_preview import NodeCache
+from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting
 
 CLUSTER = "cluster"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from topology.choices import SyncResource
 from topology.models import Cluster
-from topology.services.removal import Key
+from topology.services.mirror.removal import Key
 from topology.sync import state
 from topology.sync.apply import Applied, display_name
 from topology.sync.report import SyncReport

@@ -17,15 +17,15 @@ from typing import Any
 
 from topology.parsers import MirroredKind, ObjectParseError, Record, object_key, parse_object
 from topology.parsers.pod import PodRecord
-from topology.services.hashing import (
+from topology.services.mirror.hashing import (
     EncodedRecord,
     encode_columns,
     encode_record,
     version_digest,
 )
-from topology.services.removal import Key
-from topology.services.writers.pods import POD_JSON_FIELDS, pod_row_text
-from topology.services.writers.topologies import TOPOLOGY_JSON_FIELDS
+from topology.services.mirror.removal import Key
+from topology.services.mirror.writers.pods import POD_JSON_FIELDS, pod_row_text
+from topology.services.mirror.writers.topologies import TOPOLOGY_JSON_FIELDS
 from topology.sync.versions import same_version, version_of
 
 

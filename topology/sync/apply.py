@@ -16,9 +16,9 @@ from typing import Any
 from topology.models import Cluster
 from topology.parsers import MirroredKind, ObjectParseError, Record, object_key
 from topology.parsers.pod import PodRecord
-from topology.services.hashing import EncodedRecord
-from topology.services.removal import Key, remove_objects, stored_versions
-from topology.services.writers import Outcome, write_records
+from topology.services.mirror.hashing import EncodedRecord
+from topology.services.mirror.removal import Key, remove_objects, stored_versions
+from topology.services.mirror.writers import Outcome, write_records
 from topology.sync.ahead import Parsed, parse_one
 from topology.sync.resources import Resource
 from topology.sync.versions import same_version

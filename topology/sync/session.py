@@ -17,8 +17,8 @@ from functools import partial
 from typing import Any
 
 from topology.models import Cluster, ClusterConnection
-from topology.services.removal import Key
-from topology.services.writers.bulk import on_postgresql
+from topology.services.mirror.removal import Key
+from topology.services.mirror.writers.bulk import on_postgresql
 from topology.sync import lease, state
 from topology.sync.ahead import Parsed, parse_ahead
 from topology.sync.backoff import Backoff, is_transient

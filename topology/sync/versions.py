@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from topology.parsers import MirroredKind
-from topology.services.removal import Key
+from topology.services.mirror.removal import Key
 
 
 def version_of(kind: MirroredKind, obj: dict[str, Any]) -> str:

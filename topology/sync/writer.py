@@ -30,9 +30,9 @@ from django.utils import timezone
 from topology.choices import SyncResource
 from topology.models import Cluster
 from topology.parsers import MirroredKind, object_key
-from topology.services.removal import Key, mirrored_keys, remove_objects, stored_versions
-from topology.services.writers import mirrored_node_ids, refresh_statistics_of
-from topology.services.writers.bulk import LoadStatistics
+from topology.services.mirror.removal import Key, mirrored_keys, remove_objects, stored_versions
+from topology.services.mirror.writers import mirrored_node_ids, refresh_statistics_of
+from topology.services.mirror.writers.bulk import LoadStatistics
 from topology.sync import state
 from topology.sync.accounting import Accounts
 from topology.sync.apply import Applied, apply_objects, delete_objects, merge, needs_writing

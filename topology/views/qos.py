@@ -8,7 +8,7 @@ from django.shortcuts import render
 from topology.access import Action, requires
 from topology.figures.qos import l3_ways
 from topology.selectors.qos import qos_page
-from topology.services.qos_draft import pending_qos_draft
+from topology.services.policies.qos_draft import pending_qos_draft
 from topology.views.common import get_cluster, page_context
 
 

@@ -15,9 +15,9 @@ from topology.access import Action, requires
 from topology.figures.coremap import core_map, legend_entries
 from topology.forms.whatif import WhatIfForms
 from topology.services.rate_limits import Decision, take
-from topology.services.whatif import WhatIfInputError
-from topology.services.whatif_compare import compare_page
-from topology.services.whatif_page import NodeFocus, whatif_page
+from topology.services.whatif.compare import compare_page
+from topology.services.whatif.page import NodeFocus, whatif_page
+from topology.services.whatif.service import WhatIfInputError
 from topology.views.common import get_cluster, page_context, query_without
 
 

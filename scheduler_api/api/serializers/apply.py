@@ -13,7 +13,7 @@ from scheduler_api.services.whatif import COMPARE_ALL
 from topology.choices import ApplyStatus, WriteKind
 from topology.editing.reservation import BEST_NODE, RESERVATION_SCHEDULER
 from topology.models import ApplyRecord
-from topology.services.whatif import SCHEDULERS
+from topology.services.whatif.service import SCHEDULERS
 
 
 class ApplyRecordSerializer(serializers.ModelSerializer):

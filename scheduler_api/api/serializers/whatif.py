@@ -14,7 +14,7 @@ from scheduler_api.engine import KoordQoSClass as KoordQoS
 from scheduler_api.services.whatif import COMPARE_ALL
 from topology.parsers.errors import FieldError
 from topology.parsers.quantity import parse_quantity
-from topology.services.whatif import (
+from topology.services.whatif.service import (
     MAX_REPLICAS,
     SCHEDULER_NAME_PATTERN,
     SCHEDULERS,

@@ -39,7 +39,7 @@ from topology.editing.reservation import (
     ReservationRequest,
 )
 from topology.models import ApplyRecord, Cluster, NodePolicy
-from topology.services.writeback import (
+from topology.services.policies.writeback import (
     ApplyPlan,
     ReservationPlan,
     plan_node_policy_apply,

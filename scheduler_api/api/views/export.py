@@ -14,7 +14,7 @@ from scheduler_api.api.serializers.export import KubernetesListSerializer
 from scheduler_api.api.throttles import ExportThrottle
 from scheduler_api.api.views.base import CLUSTER_PARAMETER, ClusterScopedMixin
 from topology.models import Cluster
-from topology.services.exporter import stream_list_json
+from topology.services.mirror.exporter import stream_list_json
 
 EXPORT_PERMISSIONS = (
     "topology.view_cluster",

@@ -41,9 +41,13 @@ from scheduler_api.selectors.mirror import (
     reservations_of,
 )
 from topology.models import Cluster, Node, NodeCPUReservation, NodePolicy, Pod, Reservation
-from topology.services.node_policies import NodePolicyError, node_policy_review, node_policy_save
-from topology.services.policy_preview import PreviewInputError, preview_saved_policies
-from topology.services.whatif import WhatIfInputError
+from topology.services.policies.node_policies import (
+    NodePolicyError,
+    node_policy_review,
+    node_policy_save,
+)
+from topology.services.policies.preview import PreviewInputError, preview_saved_policies
+from topology.services.whatif.service import WhatIfInputError
 
 
 @extend_schema(parameters=[CLUSTER_PARAMETER], summary="List pods", tags=["pods"])

@@ -28,7 +28,7 @@ from scheduler_api.services.whatif import (
 from scheduler_api.services.whatif_submit import whatif_task_submit
 from topology.access import PERMISSIONS, Action
 from topology.models import Cluster
-from topology.services.whatif import WhatIfInputError
+from topology.services.whatif.service import WhatIfInputError
 
 
 class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):

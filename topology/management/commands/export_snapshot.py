@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.models import Cluster
-from topology.services.exporter import stream_list_json
+from topology.services.mirror.exporter import stream_list_json
 
 
 class Command(BaseCommand):

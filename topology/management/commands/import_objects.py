@@ -8,9 +8,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.models import Cluster
-from topology.services.figures import recompute_figures
-from topology.services.importer import import_objects
-from topology.services.loading import LoadError, load_objects
+from topology.services.mirror.figures import recompute_figures
+from topology.services.mirror.importer import import_objects
+from topology.services.mirror.loading import LoadError, load_objects
 
 
 class Command(BaseCommand):

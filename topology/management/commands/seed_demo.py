@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
-from topology.services.figures import recompute_figures
-from topology.services.importer import import_objects
+from topology.services.mirror.figures import recompute_figures
+from topology.services.mirror.importer import import_objects
 
 
 class Command(BaseCommand):

@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.choices import ConnectionMode
 from topology.models import Cluster
-from topology.services.clusters import cluster_connect
-from topology.services.figures import recompute_figures
+from topology.services.mirror.figures import recompute_figures
+from topology.services.sync.clusters import cluster_connect
 from topology.sync import lease
 from topology.sync.client import credentials_of
 from topology.sync.errors import SyncConnectError
