@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from topology.editing.node_patch import node_merge_patch, node_policy_diff
+from topology.editing.node_policies.patch import node_merge_patch, node_policy_diff
 from topology.models import Node, NodePolicy
 
 RESERVATION = "node.koordinator.sh/reservation"

@@ -10,7 +10,11 @@ from django.urls import NoReverseMatch, reverse
 
 from tests.factories import ClusterFactory, PodAllocationFactory, PodFactory
 from topology.admin import policies as policy_admin
-from topology.editing.node_policy_selector import SelectorError, parse_selector, selector_matches
+from topology.editing.node_policies.label_selectors import (
+    SelectorError,
+    parse_selector,
+    selector_matches,
+)
 from topology.models import Cluster, Node, NodePolicy, ReferencePod
 
 from .mirror import koord_node

@@ -13,7 +13,7 @@ from tests.factories import (
     hyperthreaded,
 )
 from tests.factories import koordinator_node as koordinator_mirror_node
-from topology.editing.node_policy import (
+from topology.editing.node_policies.validation import (
     DesiredPolicy,
     HeldCPUs,
     IssueSeverity,

@@ -8,7 +8,7 @@ import pytest
 
 from tests.topology.helpers import first, sample_items
 from topology.demo.qos_config import resource_qos_config
-from topology.editing.qos_typed import FieldRef
+from topology.editing.slo_config.typed_fields import FieldRef
 from topology.models import Cluster, QoSConfig, QoSDraft
 from topology.services.mirror.importer import import_objects
 from topology.services.policies.qos_draft import (

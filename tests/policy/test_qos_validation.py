@@ -9,8 +9,13 @@ import json
 
 import pytest
 
-from topology.editing.qos import NodeCache, QoSIssue, has_errors, validate_qos_data
-from topology.editing.qos_preview import schemata_preview
+from topology.editing.slo_config.preview import schemata_preview
+from topology.editing.slo_config.validation import (
+    NodeCache,
+    QoSIssue,
+    has_errors,
+    validate_qos_data,
+)
 
 KEY = "resource-qos-config"
 INTEL_11 = NodeCache("intel-a", {"cpu": "intel"}, "GenuineIntel", "7ff", (0, 1))

@@ -2,7 +2,7 @@
 
 The observed snapshot comes from `cluster_snapshot`; each node with a draft policy
 gets its desired labels and reservation annotation, and what koordlet and
-crane-agent would derive from them (`topology.editing.node_policy_snapshot`).
+crane-agent would derive from them (`topology.editing.node_policies.snapshot`).
 Nothing is written: the drafts are read, or passed in unsaved (a bulk edit's preview).
 """
 
@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from scheduler_api.engine import ClusterSnapshot
-from topology.editing.node_policy_diff import DesiredPolicy
-from topology.editing.node_policy_snapshot import with_draft_policy
+from topology.editing.node_policies.diff import DesiredPolicy
+from topology.editing.node_policies.snapshot import with_draft_policy
 from topology.models import Cluster, NodePolicy
 
 __all__ = ["drafts_by_node", "stored_drafts", "with_drafts"]

@@ -24,7 +24,7 @@ from django.utils.html import format_html
 from topology.admin.base import ReadOnlyAdmin
 from topology.choices import ApplyStatus
 from topology.editing.reservation import ReservationInputError
-from topology.editing.reservation_form import ReservationForm, reservation_request_of
+from topology.forms.reservation import ReservationForm, reservation_request_of
 from topology.models import ApplyRecord, Cluster, NodePolicy
 from topology.services.policies.writeback import (
     ApplyPlan,

@@ -33,7 +33,7 @@ from topology.choices import (
     NUMAAllocateStrategy,
     ReservationApplyPolicy,
 )
-from topology.editing.node_policy_selector import SelectorError, parse_selector
+from topology.editing.node_policies.label_selectors import SelectorError, parse_selector
 from topology.models import Cluster, NodePolicy, ReferencePod
 from topology.services.policies.node_policies import (
     POLICY_FIELDS,

@@ -20,7 +20,7 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 
 from topology.admin.base import ReadOnlyAdmin, ReadOnlyInline
-from topology.editing.qos_form import QoSDraftForm
+from topology.forms.slo_config import QoSDraftForm
 from topology.models import Cluster, QoSConfig, QoSDraft, QoSStrategy, ResctrlSetting
 from topology.services.policies.qos_draft import (
     QoSDraftRefused,

@@ -25,7 +25,7 @@ from topology.domain.resctrl import (
     group_schemata,
     schemata_issues,
 )
-from topology.editing.qos_preview import NodeCache
+from topology.editing.slo_config.preview import NodeCache
 from topology.models import Cluster, Node, QoSConfig, QoSStrategy, ResctrlSetting
 
 CLUSTER = "cluster"

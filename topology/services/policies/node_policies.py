@@ -1,6 +1,6 @@
 """Desired node policies: validate against the mirror, save one, bulk-edit by label selector.
 
-The rules are pure (`topology.editing.node_policy`); this module reads what they
+The rules are pure (`topology.editing.node_policies.validation`); this module reads what they
 need from the mirror: the node's NRT flavour and CPU layout, and the CPUs running
 pods hold exclusively. Saving refuses a policy with an error (nothing is written)
 and keeps one with warnings, which the caller shows. An apply to the cluster is
@@ -19,8 +19,13 @@ from django.db import transaction
 
 from scheduler_api.engine import nrt_numa_policy
 from topology.choices import Flavour
-from topology.editing.node_patch import node_merge_patch, node_policy_diff
-from topology.editing.node_policy import (
+from topology.editing.node_policies.label_selectors import (
+    SelectorError,
+    parse_selector,
+    selector_matches,
+)
+from topology.editing.node_policies.patch import node_merge_patch, node_policy_diff
+from topology.editing.node_policies.validation import (
     DesiredPolicy,
     FieldDiff,
     HeldCPUs,
@@ -29,7 +34,6 @@ from topology.editing.node_policy import (
     has_errors,
     validate_node_policy,
 )
-from topology.editing.node_policy_selector import SelectorError, parse_selector, selector_matches
 from topology.models import Cluster, Node, NodePolicy, NodeTopology, PodAllocation
 from topology.services.mirror.cpu_state import pod_claims
 

@@ -16,13 +16,13 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from topology.editing.qos import validate_qos_data
-from topology.editing.qos_issue import ERROR, WARNING, QoSIssue
-from topology.editing.qos_json import JSONProblem, data_diff, dump_json, parse_json
-from topology.editing.qos_preview import NodeCache, SchemataPreview, schemata_preview
-from topology.editing.qos_schema import canonical_order
-from topology.editing.qos_strategies import RESOURCE_QOS_KEY, strategies
-from topology.editing.qos_typed import FieldRef, TypedChangeError, apply_typed_changes
+from topology.editing.slo_config.issues import ERROR, WARNING, QoSIssue
+from topology.editing.slo_config.json_text import JSONProblem, data_diff, dump_json, parse_json
+from topology.editing.slo_config.preview import NodeCache, SchemataPreview, schemata_preview
+from topology.editing.slo_config.schema import canonical_order
+from topology.editing.slo_config.strategies import RESOURCE_QOS_KEY, strategies
+from topology.editing.slo_config.typed_fields import FieldRef, TypedChangeError, apply_typed_changes
+from topology.editing.slo_config.validation import validate_qos_data
 from topology.models import Cluster, QoSConfig, QoSDraft
 from topology.selectors.qos import qos_node_caches
 from topology.services.mirror.exporter import render_resource_qos

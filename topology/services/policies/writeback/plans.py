@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topology.choices import WriteKind
-from topology.editing.node_patch import node_merge_patch
+from topology.editing.node_policies.patch import node_merge_patch
 from topology.models import Cluster, ClusterConnection, NodePolicy, QoSDraft
 from topology.services.policies.node_policies import node_policy_issues
 from topology.services.policies.qos_draft import qos_draft_data, qos_draft_diff, qos_draft_issues

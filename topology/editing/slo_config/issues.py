@@ -1,7 +1,7 @@
 """One finding about a slo-controller-config draft: what, where, and on which nodes.
 
 Kept apart from `qos.py` so that every qos_* module can produce issues without an
-import cycle; `topology.editing.qos` re-exports it.
+import cycle; `topology.editing.slo_config.validation` re-exports it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ from typing import Any
 
 from topology.choices import ResctrlClass
 from topology.domain.resctrl import EffectiveClass, ResctrlValues, effective_class
-from topology.editing.qos_selectors import NodeStrategySelector, SelectorError, parse_selector
+from topology.editing.slo_config.node_selectors import (
+    NodeStrategySelector,
+    SelectorError,
+    parse_selector,
+)
 
 RESOURCE_QOS_KEY = "resource-qos-config"
 CLUSTER_PATH = "clusterStrategy"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from topology.editing.node_policy_diff import (
+from topology.editing.node_policies.diff import (
     DesiredPolicy,
     FieldDiff,
     merge_patch,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from scheduler_api.engine import Flavour, NUMAAllocateStrategy, NUMATopologyPolicy
-from topology.editing.node_policy_diff import (
+from topology.editing.node_policies.diff import (
     CPU_BIND_POLICY,
     CRANE_TOPOLOGY_AWARENESS,
     FIELD_KEYS,
@@ -31,7 +31,7 @@ from topology.editing.node_policy_diff import (
     FieldDiff,
     policy_field_diffs,
 )
-from topology.editing.node_policy_reservation import (
+from topology.editing.node_policies.reservation_annotation import (
     APPLY_POLICIES,
     CPURow,
     desired_body,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from topology.editing.qos_json import ordered
+from topology.editing.slo_config.json_text import ordered
 
 LeafKind = Literal["bool", "int", "float", "str", "intorstr", "labels", "any"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from scheduler_api.engine import Flavour, NodeSnapshot, go_parse_bool
-from topology.editing.node_policy_diff import (
+from topology.editing.node_policies.diff import (
     ANNOTATION,
     CRANE_AWARENESS_LABEL,
     CRANE_TOPOLOGY_AWARENESS,
@@ -28,7 +28,7 @@ from topology.editing.node_policy_diff import (
     applied,
     policy_field_diffs,
 )
-from topology.editing.node_policy_reservation import observed_body, reserved_cpu_ids
+from topology.editing.node_policies.reservation_annotation import observed_body, reserved_cpu_ids
 from topology.parsers.errors import FieldError
 from topology.parsers.quantity import parse_resource_list
 

@@ -18,10 +18,17 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from topology.editing.qos_issue import ERROR, WARNING, QoSIssue, has_errors
-from topology.editing.qos_json import parse_json
-from topology.editing.qos_preview import NodeCache, cache_issues
-from topology.editing.qos_schema import (
+from topology.editing.slo_config.issues import ERROR, WARNING, QoSIssue, has_errors
+from topology.editing.slo_config.json_text import parse_json
+from topology.editing.slo_config.node_selectors import (
+    SelectorError,
+    is_empty,
+    parse_selector,
+    shared_matches,
+    virtual_overlaps,
+)
+from topology.editing.slo_config.preview import NodeCache, cache_issues
+from topology.editing.slo_config.schema import (
     CLASS_KEYS,
     RESOURCE_QOS_CONFIG,
     FieldSpec,
@@ -29,14 +36,7 @@ from topology.editing.qos_schema import (
     Obj,
     Schema,
 )
-from topology.editing.qos_selectors import (
-    SelectorError,
-    is_empty,
-    parse_selector,
-    shared_matches,
-    virtual_overlaps,
-)
-from topology.editing.qos_strategies import (
+from topology.editing.slo_config.strategies import (
     RESOURCE_QOS_KEY,
     effective_resctrl,
     node_selectors,

@@ -19,7 +19,7 @@ from scheduler_api.engine import (
     LABEL_NUMA_TOPOLOGY_POLICY,
     go_parse_bool,
 )
-from topology.editing.node_policy_reservation import (
+from topology.editing.node_policies.reservation_annotation import (
     RESERVATION_ANNOTATION,
     ReservationRequest,
     desired_body,

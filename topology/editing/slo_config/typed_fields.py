@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from topology.editing.qos_schema import CLASS_KEYS, TYPED_SECTIONS, FieldSpec
-from topology.editing.qos_strategies import StrategyRef, strategies
+from topology.editing.slo_config.schema import CLASS_KEYS, TYPED_SECTIONS, FieldSpec
+from topology.editing.slo_config.strategies import StrategyRef, strategies
 
 MISSING: Any = object()  # the key is absent (distinct from a JSON null)
 

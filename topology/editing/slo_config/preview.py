@@ -23,9 +23,15 @@ from topology.domain.resctrl import (
     group_schemata,
     way_range,
 )
-from topology.editing.qos_issue import ERROR, WARNING, QoSIssue, Severity, grouped_by_message
-from topology.editing.qos_selectors import first_match
-from topology.editing.qos_strategies import (
+from topology.editing.slo_config.issues import (
+    ERROR,
+    WARNING,
+    QoSIssue,
+    Severity,
+    grouped_by_message,
+)
+from topology.editing.slo_config.node_selectors import first_match
+from topology.editing.slo_config.strategies import (
     RESOURCE_QOS_KEY,
     StrategyRef,
     effective_resctrl,

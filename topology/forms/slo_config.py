@@ -16,10 +16,10 @@ from typing import Any
 from django import forms
 
 from topology.choices import ResctrlClass
-from topology.editing.qos import CONFIGMAP_KEY
-from topology.editing.qos_schema import CLASS_KEYS, TYPED_SECTIONS, FieldSpec
-from topology.editing.qos_strategies import StrategyRef, strategies
-from topology.editing.qos_typed import MISSING, FieldRef, fits, typed_value
+from topology.editing.slo_config.schema import CLASS_KEYS, TYPED_SECTIONS, FieldSpec
+from topology.editing.slo_config.strategies import StrategyRef, strategies
+from topology.editing.slo_config.typed_fields import MISSING, FieldRef, fits, typed_value
+from topology.editing.slo_config.validation import CONFIGMAP_KEY
 
 DATA_PREFIX = "data:"
 REMOVE_PREFIX = "remove:"
