@@ -142,12 +142,12 @@ class NodeFilterSet(django_filters.FilterSet):
 
     name = django_filters.CharFilter(
         field_name="name", lookup_expr="icontains", label="Name contains",
-        help_text="name contains",
+        help_text="Name contains",
     )  # fmt: skip
     label = LabelFilter(
         method="filter_labels",
         label="Label",
-        help_text="label selector: `key=value` or `key` (has the label); comma-separated, ANDed",
+        help_text="label selector: key=value, or key alone (has the label); comma-separated, ANDed",
         widget=forms.TextInput(attrs={"placeholder": "key=value"}),
     )
     flavour = django_filters.ChoiceFilter(
