@@ -21,6 +21,7 @@ from topology.choices import (
     TopologyManagerScope,
 )
 from topology.models import Node, Reservation
+from topology.parsers.names import DNS_SUBDOMAIN
 
 NODE_ORDERING = (
     ("name", "name"),
@@ -62,7 +63,7 @@ def has_legacy_names(params: QueryDict) -> bool:
     )
 
 
-def with_legacy_sort(params: QueryDict) -> QueryDict:
+def with_current_names(params: QueryDict) -> QueryDict:
     """`params` with an old `sort=` turned into `ordering=` and old filter names into the
     API's (kept links keep working)."""
     converted = params.copy()
@@ -87,14 +88,13 @@ def parse_label(text: str) -> tuple[str, str | None]:
 
 
 _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 def label_error(text: str) -> str | None:
     """Why `text` is not `key=value` or `key` with Kubernetes label syntax (None: it is)."""
     key, value = parse_label(text)
     prefix, slash, name = key.rpartition("/")
-    if not key or (slash and not _DNS_SUBDOMAIN.fullmatch(prefix)):
+    if not key or (slash and not DNS_SUBDOMAIN.fullmatch(prefix)):
         return f"{text!r}: a label key is needed before '=' (e.g. pool=gpu)"
     if not _LABEL_NAME.fullmatch(name):
         return f"{text!r}: {key!r} is not a Kubernetes label key"

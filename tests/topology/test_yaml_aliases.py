@@ -9,8 +9,8 @@ import pytest
 
 from scheduler_api.engine.whatif.profiles import ProfileError
 from topology.forms.whatif import WhatIfForms
+from topology.parsers.scheduler_config import profiles_from_text
 from topology.services.mirror.loading import LoadError, parse_documents
-from topology.services.whatif.scheduler_profiles import profiles_from_text
 
 LAUGHS = "\n".join(
     ["a: &a [x, x, x, x, x, x, x, x, x]"]

@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 
 from scheduler_api.engine import ProfileError
 from topology.models import SchedulerConfiguration
-from topology.services.whatif.scheduler_profiles import profiles_from_text
+from topology.parsers.scheduler_config import profiles_from_text
 
 
 class SchedulerConfigurationForm(forms.ModelForm):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -12,9 +10,7 @@ from topology.choices import (
     SyncResource,
 )
 from topology.models.mirror import Cluster
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+from topology.parsers.names import DNS_LABEL, DNS_SUBDOMAIN
 
 
 def configmap_reference_error(reference: str) -> str | None:
@@ -22,9 +18,9 @@ def configmap_reference_error(reference: str) -> str | None:
     namespace, slash, name = reference.partition("/")
     if not slash:
         return "write it as namespace/name"
-    if not _DNS_LABEL.fullmatch(namespace):
+    if not DNS_LABEL.fullmatch(namespace):
         return f"{namespace!r} is not a Kubernetes namespace name"
-    if not _DNS_SUBDOMAIN.fullmatch(name):
+    if not DNS_SUBDOMAIN.fullmatch(name):
         return f"{name!r} is not a ConfigMap name"
     return None
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Case, Count, IntegerField, QuerySet, Sum, Value, When
 
 from topology.filtersets import NodeFilterSet
 from topology.models import Cluster, Node, NodeFigures, Zone, ZoneResource
-from topology.selectors.common import related_or_none
+from topology.selectors.common import page_notice, related_or_none
 from topology.selectors.types import (
     Amounts,
     Bucket,
@@ -55,15 +54,6 @@ def overview_data(cluster: Cluster, params: Mapping[str, str]) -> OverviewData:
     rows = [node_row(node, zones) for node in shown]
     summary = overview_summary(nodes, paginator.count)
     return OverviewData(filterset, page, rows, summary, page_notice(asked, page))
-
-
-def page_notice(asked: str | None, page: Page[Any]) -> str:
-    """Why the page shown is not the one asked for ("" when it is)."""
-    if not asked or asked == str(page.number):
-        return ""
-    if not (asked.isascii() and asked.isdigit()) or int(asked) < 1:
-        return f"“{asked}” is not a page number: showing page {page.number}."
-    return f"There are {page.paginator.num_pages} pages: showing the last."
 
 
 def cluster_nodes(cluster: Cluster) -> QuerySet[Node]:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from topology.access import Action, requires
 from topology.figures.encode import payload_json
 from topology.figures.overview import free_distribution, zone_heatmap
-from topology.filtersets import has_legacy_names, with_legacy_sort
+from topology.filtersets import has_legacy_names, with_current_names
 from topology.selectors.overview import overview_data
 from topology.views.common import get_cluster, json_response, page_context, query_without
 
@@ -34,7 +34,7 @@ PARTIALS = {
 
 def sort_links(request: HttpRequest) -> list[dict[str, object]]:
     """Column headers that sort by their column, and flip the order when already sorted by it."""
-    current = with_legacy_sort(request.GET).get("ordering", "")
+    current = with_current_names(request.GET).get("ordering", "")
     base = query_without(request, "page", "sort", "ordering")
     links = []
     for key, label in SORTABLE:
@@ -67,7 +67,7 @@ def _context(request: HttpRequest, cluster_name: str) -> dict[str, Any]:
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     if has_legacy_names(request.GET):
         # a link kept from before the names were the API's: the same page, new names
-        return HttpResponseRedirect(f"{request.path}?{with_legacy_sort(request.GET).urlencode()}")
+        return HttpResponseRedirect(f"{request.path}?{with_current_names(request.GET).urlencode()}")
     return render(request, "topology/overview.html", _context(request, cluster))
 
 

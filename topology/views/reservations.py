@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from topology.access import Action, requires
-from topology.selectors.overview import page_notice
+from topology.selectors.common import page_notice
 from topology.selectors.reservations import reservation_detail, reservation_rows, reservations
 from topology.views.common import get_cluster, page_context, query_without
 

@@ -12,8 +12,8 @@ from scheduler_api.engine import ProfileError, SchedulerProfile, format_cpuset
 from topology.adapters import snapshot_from_objects
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
+from topology.parsers.scheduler_config import profiles_from_text
 from topology.services.mirror.loading import LoadError, load_objects
-from topology.services.whatif.scheduler_profiles import profiles_from_text
 from topology.services.whatif.service import (
     SCHEDULERS,
     SCORING_STRATEGIES,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +36,7 @@ from topology.adapters import pod_spec_of
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
 from topology.parsers import ObjectParseError
+from topology.parsers.names import DNS_SUBDOMAIN
 from topology.parsers.nesting import NulCharacter, TooDeep, check_nesting
 from topology.parsers.pod import parse_pod
 from topology.selectors.clusters import data_age
@@ -49,7 +49,7 @@ SCHEDULERS = tuple(s.value for s in Scheduler)
 SCORING_STRATEGIES = tuple(s.value for s in ScoringStrategy)
 MAX_REPLICAS = 10_000
 DEFAULT_POD_NAME = "whatif-pod"
-SCHEDULER_NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+SCHEDULER_NAME_PATTERN = DNS_SUBDOMAIN  # a schedulerName is an object name
 
 
 class WhatIfInputError(ValueError):
