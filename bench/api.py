@@ -469,8 +469,8 @@ def after_a_change_runs(port: int, token: str, body: dict[str, Any], runs: int) 
 def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
     """In-process engine time (ms, medians) of a question asked before, right after a pod
     changed: with the counts kept with unchanged nodes' books, and with every count worked
-    out anew (`koordinator_count.KEEP_COUNTS`), alternating on the same snapshots."""
-    from scheduler_api.engine.koordinator.fast import count as koordinator_count
+    out anew (`koordinator_cache.KEEP_COUNTS`), alternating on the same snapshots."""
+    from scheduler_api.engine.koordinator import cache as koordinator_cache
     from topology.models import Cluster
     from topology.services.whatif.service import mirror_snapshot, run_on_snapshot
 
@@ -483,12 +483,12 @@ def kept_counts_ratio(body: dict[str, Any], runs: int) -> tuple[float, float]:
             for keep, times in ((True, kept), (False, anew))[:: 1 if step % 2 else -1]:
                 change_one_pod(1000 + 2 * step + keep)
                 snapshot = mirror_snapshot(cluster)
-                koordinator_count.KEEP_COUNTS = keep
+                koordinator_cache.KEEP_COUNTS = keep
                 start = time.perf_counter()
                 run_on_snapshot(snapshot, body["pod"], replicas=1, encoded=True)
                 times.append((time.perf_counter() - start) * 1000)
     finally:
-        koordinator_count.KEEP_COUNTS = True
+        koordinator_cache.KEEP_COUNTS = True
     return statistics.median(kept), statistics.median(anew)
 
 

@@ -47,10 +47,10 @@ FAMILIES = {"kubelet", "schedulerplugins", "crane", "koordinator"}
 KNOWN_CROSSINGS = {
     ("crane.fast.vector", "schedulerplugins.fast.vector"),
     ("koordinator.fast.vector", "schedulerplugins.fast.vector"),
-    ("kubelet.reference.admission", "schedulerplugins.reference.match"),
+    ("kubelet.reference.admission", "schedulerplugins.reference.common"),
     ("schedulerplugins.fast.vector", "koordinator.reference.state"),
     ("schedulerplugins.fast.vector", "kubelet.reference.admission"),
-    ("schedulerplugins.fast.vector", "whatif.admission"),
+    ("schedulerplugins.fast.vector", "kubelet.cache"),
 }
 
 
@@ -91,6 +91,38 @@ def test_a_reference_imports_no_fast_path_and_no_numpy():
         assert "numpy" not in imported, module
         fast = {m for m in imported if ".fast." in f"{m}."}
         assert not fast, (module, fast)
+
+
+KEEPING = {"threading", "weakref", "collections.OrderedDict"}  # what a cache keeps entries with
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module imported, and every `module.name` imported from one."""
+    names = set(imports_of(path))
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_a_reference_keeps_nothing_between_questions():
+    """Caches live in each family's `cache` module (and `whatif.cache`), never in a
+    reference: no cache imported, no lock, ordered dict or weak reference to keep
+    entries with, no view kept on a snapshot node (`NodeSnapshot.derived`). A
+    value-keyed `lru_cache` on a pure function stays allowed: its key is the whole
+    input, so it cannot serve an answer of another question."""
+    for module, path in engine_files().items():
+        if ".reference." not in f".{module}.":
+            continue
+        imported = imported_names(path)
+        assert not {m for m in imported if "cache" in m.split(".")}, module
+        assert not imported & KEEPING, (module, imported & KEEPING)
+        assert ".derived(" not in path.read_text(), module
+
+
+def test_caches_are_where_the_readme_says():
+    kept = sorted(m for m in engine_files() if m.split(".")[-1] == "cache")
+    assert kept == ["crane.cache", "koordinator.cache", "kubelet.cache", "whatif.cache"]
 
 
 def test_families_import_only_themselves_and_the_model():

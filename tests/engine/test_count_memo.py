@@ -13,9 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from scheduler_api.engine.koordinator import cache
+from scheduler_api.engine.koordinator.cache import MEMO_KEPT, kept_books
 from scheduler_api.engine.koordinator.fast import count as koordinator_count
 from scheduler_api.engine.koordinator.fast.count import Filler, fill_count
-from scheduler_api.engine.koordinator.reference.state import MEMO_KEPT, KoordConfig, kept_books
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
 from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.snapshot import (
     LABEL_CPU_BIND_POLICY,
@@ -121,9 +123,9 @@ def test_asked_again_after_one_node_changed_only_that_node_is_counted(
 def test_the_key_is_worked_out_once_per_question(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every node a what-if counts asks for the key of the same pod and config."""
     spec, config = _lsr_pod(), KoordConfig()
-    key = koordinator_count.question_key(spec, config)
-    monkeypatch.setattr(koordinator_count.hashlib, "blake2b", None)  # a second digest fails
-    assert koordinator_count.question_key(spec, config) == key
+    key = cache.question_key(spec, config)
+    monkeypatch.setattr(cache.hashlib, "blake2b", None)  # a second digest fails
+    assert cache.question_key(spec, config) == key
 
 
 def test_many_questions_do_not_crowd_out_the_rest_of_the_memo() -> None:

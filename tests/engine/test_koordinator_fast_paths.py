@@ -19,6 +19,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from scheduler_api.engine.koordinator.cache import KEPT, MEMO_KEPT, kept_prefilter, remember
 from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
 from scheduler_api.engine.koordinator.fast.books import books_of, layout_of, numa_totals
 from scheduler_api.engine.koordinator.fast.count import (
@@ -49,13 +50,11 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     node_run,
     resource_options,
 )
-from scheduler_api.engine.koordinator.reference.pod import prefilter, prefilter_pod
+from scheduler_api.engine.koordinator.reference.pod import prefilter
 from scheduler_api.engine.koordinator.reference.state import (
-    MEMO_KEPT,
     KoordConfig,
     NodeAllocation,
     NodeView,
-    remember,
 )
 from scheduler_api.engine.model.kubernetes import node_fit_count, pod_request
 from scheduler_api.engine.model.snapshot import (
@@ -114,7 +113,7 @@ def _run(case: Case, config: KoordConfig) -> NodeRun | None:
     state = prefilter(spec, config)
     if state.error is not None or state.skip:
         return None
-    run = node_run(node, spec, state, held, config)
+    run = node_run(node, spec, state, held, config, KEPT)  # as the fast paths run it
     return run if isinstance(run, NodeRun) else None
 
 
@@ -369,11 +368,11 @@ def test_a_count_after_judging_the_node_equals_the_reference(
 def test_prefilter_is_kept_per_pod_object() -> None:
     config = KoordConfig()
     spec = PodSpec(namespace="ns", name="p")
-    assert prefilter(spec, config) is prefilter(spec, config)
-    assert prefilter(spec, config) == prefilter_pod(spec, config)
+    assert kept_prefilter(spec, config) is kept_prefilter(spec, config)
+    assert kept_prefilter(spec, config) == prefilter(spec, config)
     other = replace(spec, name="q")
-    assert prefilter(other, config) == prefilter_pod(other, config)
-    assert prefilter(other, config) is not prefilter(spec, config)
+    assert kept_prefilter(other, config) == prefilter(other, config)
+    assert kept_prefilter(other, config) is not kept_prefilter(spec, config)
 
 
 def test_with_hint_is_replace() -> None:

@@ -121,7 +121,7 @@ def test_after_prepare_no_question_builds_books_or_zones(monkeypatch) -> None:
     def built_again(*args: object) -> None:
         raise AssertionError("built by a question, not by prepare")
 
-    for module, name in ((koordinator_state, "node_view"), (crane, "_claimed_zones")):
+    for module, name in ((koordinator_state, "node_view"), (crane, "claimed_zones")):
         monkeypatch.setattr(module, name, built_again)
     for asked in (lsr_pod("4"), lsr_pod("1", qos="LS"), guaranteed({"cpu": "2"})):
         assert place(snapshot, asked, 0).fit_count >= 1  # judged and counted, none bound

@@ -24,9 +24,9 @@ from scheduler_api.engine.model.snapshot import (
 from scheduler_api.engine.whatif.admission import (
     NO_CPU_LAYOUT,
     NO_EXCLUSIVE_CPUS,
-    kubelet_admission,
     pinned_admission,
 )
+from scheduler_api.engine.whatif.cache import kubelet_admission
 from scheduler_api.engine.whatif.evaluate import evaluate, place
 from tests.engine.data_nrt_builders import guaranteed, requests_only
 from tests.engine.data_nrt_builders import pod as burstable_pod

@@ -10,22 +10,20 @@ the top-ranked nodes get the costly allocation step (cpuset, annotations).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scheduler_api.engine.crane.reference.plugin import claimed_zones
-from scheduler_api.engine.koordinator.reference.state import KoordConfig, kept_books
+from scheduler_api.engine.crane.cache import kept_zones
+from scheduler_api.engine.koordinator.cache import kept_books
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
 from scheduler_api.engine.model.snapshot import (
     ClusterSnapshot,
-    NodeSnapshot,
     PodSpec,
     ReservationSnapshot,
 )
-from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
 from scheduler_api.engine.schedulerplugins.reference.match import ScoringStrategy
 from scheduler_api.engine.whatif import crosscheck
+from scheduler_api.engine.whatif.cache import index_of
 from scheduler_api.engine.whatif.judge import Judgement, NodeVerdict, SharedVerdicts
 from scheduler_api.engine.whatif.profiles import SchedulerProfile
 from scheduler_api.engine.whatif.systems import (
@@ -51,9 +49,6 @@ __all__ = [
 
 DEFAULT_DETAILED = 3
 CAPACITY_LIMIT_PER_NODE = 10_000
-INDEXES_KEPT = 4  # node tuples (clusters) whose columns stay built
-_INDEXES: OrderedDict[int, tuple[Sequence[NodeSnapshot], NRTIndex]] = OrderedDict()
-_INDEX_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,31 +155,6 @@ class WhatIfResult:
         return self._judgement.verdict(self._judgement.row_of(node))
 
 
-def _index_of(snapshot: ClusterSnapshot) -> NRTIndex:
-    """The columns of the snapshot's nodes, built once per tuple of nodes.
-
-    A snapshot re-dated with `dataclasses.replace` (a cached mirror serving many
-    what-ifs) shares its nodes, and so its columns. An entry holds its tuple, so the
-    id cannot be reused while the entry lives; the most recent few are kept. A new
-    tuple that differs from the latest one in a few nodes (a snapshot refreshed after
-    a mirror change) gets a copy of its columns with those rows updated.
-    """
-    key = id(snapshot.nodes)
-    with _INDEX_LOCK:
-        entry = _INDEXES.get(key)
-        if entry is not None and entry[0] is snapshot.nodes:
-            _INDEXES.move_to_end(key)
-            return entry[1]
-        latest = next(reversed(_INDEXES.values()), None)
-    index = latest[1].refreshed(snapshot.nodes) if latest is not None else None
-    index = index or NRTIndex(snapshot.nodes)
-    with _INDEX_LOCK:
-        _INDEXES[key] = (snapshot.nodes, index)
-        while len(_INDEXES) > INDEXES_KEPT:
-            _INDEXES.popitem(last=False)
-    return index
-
-
 def prepare(snapshot: ClusterSnapshot) -> None:
     """Build now what every what-if on `snapshot` reads and no pod changes.
 
@@ -195,7 +165,7 @@ def prepare(snapshot: ClusterSnapshot) -> None:
     when it builds one. Nodes kept from an earlier snapshot are already prepared and
     cost nothing.
     """
-    _index_of(snapshot)
+    index_of(snapshot)
     config = KoordConfig()  # what-ifs change scoring and weights, never the books' key
     bound: dict[str, list[ReservationSnapshot]] = {}
     for reservation in snapshot.reservations:
@@ -205,7 +175,7 @@ def prepare(snapshot: ClusterSnapshot) -> None:
         if system is Scheduler.KOORDINATOR:
             kept_books(node, config, bound.get(node.name, ()))
         elif system is Scheduler.CRANE:
-            claimed_zones(node)
+            kept_zones(node)
 
 
 def _judge(
@@ -222,7 +192,7 @@ def _judge(
     base = SystemConfigs(nrt=profile.nrt, koordinator=profile.koordinator) if profile else None
     configs = SystemConfigs.build(strategy, check_weights(weights), base=base)
     judgement = Judgement(
-        _index_of(snapshot), snapshot.reservations, pod, system, configs, detailed=detailed
+        index_of(snapshot), snapshot.reservations, pod, system, configs, detailed=detailed
     )
     if crosscheck.enabled():
         crosscheck.check_verdicts(judgement)

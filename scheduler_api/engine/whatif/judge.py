@@ -12,6 +12,7 @@ from scheduler_api.engine.crane.fast import count as crane_count
 from scheduler_api.engine.crane.fast import vector as crane_vector
 from scheduler_api.engine.koordinator.fast import count as koordinator_count
 from scheduler_api.engine.koordinator.fast import vector as koordinator_vector
+from scheduler_api.engine.kubelet.cache import shared_cpu_topology
 from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_pinning
 from scheduler_api.engine.model.kubernetes import node_fit_count, pod_request
 from scheduler_api.engine.model.results import (
@@ -42,10 +43,9 @@ from scheduler_api.engine.whatif.admission import (
     Admission,
     admission_without_pinning,
     asks_exclusive_cpus,
-    kubelet_admission,
-    shared_cpu_topology,
 )
 from scheduler_api.engine.whatif.assume import assume
+from scheduler_api.engine.whatif.cache import kubelet_admission
 from scheduler_api.engine.whatif.systems import (
     SYSTEM_OF_FLAVOUR,
     Scheduler,

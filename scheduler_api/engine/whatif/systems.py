@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import partial
 from types import MappingProxyType
 
+from scheduler_api.engine.crane import cache as crane_cache
 from scheduler_api.engine.crane.reference import plugin as crane
 from scheduler_api.engine.crane.reference.plugin import CraneConfig
 from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
@@ -164,12 +166,21 @@ _ALLOCATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
         Scheduler.DEFAULT: default_scheduler_verdict,
     }
 )
-# Koordinator's Filter and Score by counting (exact; property-tested against the above).
+# The same answers from what earlier questions kept (crane's claimed zones) and, for
+# Koordinator, Filter and Score by counting (exact; property-tested against the above).
 _EVALUATE_FAST: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {**_EVALUATE, Scheduler.KOORDINATOR: koordinator_fast.evaluate}
+    {
+        **_EVALUATE,
+        Scheduler.CRANE: partial(crane.evaluate, zones=crane_cache.kept_zones),
+        Scheduler.KOORDINATOR: koordinator_fast.evaluate,
+    }
 )
 _ALLOCATE_FAST: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {**_ALLOCATE, Scheduler.KOORDINATOR: koordinator_fast.allocate}
+    {
+        **_ALLOCATE,
+        Scheduler.CRANE: partial(crane.allocate, zones=crane_cache.kept_zones),
+        Scheduler.KOORDINATOR: koordinator_fast.allocate,
+    }
 )
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from scheduler_api.engine.crane.cache import kept_crane_zones
 from scheduler_api.engine.crane.reference.plugin import (
     FIXED_RESOURCES,
     CraneConfig,
     CraneZone,
     compared_resources,
-    crane_zones,
     pinned_containers,
     published_amounts,
     target_request,
@@ -56,7 +56,7 @@ def zone_copies(zone: CraneZone, request: Mapping[str, int]) -> int:
 
 def aware_copies(node: NodeSnapshot, request: Mapping[str, int]) -> int | None:
     """Copies a topology-aware node admits; None when zones share a NUMA id."""
-    zones = crane_zones(node)
+    zones = kept_crane_zones(node)
     if len({z.numa_id for z in zones}) != len(zones):
         return None
     if not zones:
@@ -85,7 +85,7 @@ def fill_count(
         return cap
     aligned = target_request(pod, indices, config)
     if not topology_aware(node, pod):
-        zones = crane_zones(node)
+        zones = kept_crane_zones(node)
         panics = zones and any(aligned.values()) and (
             any(name not in FIXED_RESOURCES for name in aligned)
         )  # fmt: skip

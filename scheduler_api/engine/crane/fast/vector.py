@@ -40,12 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scheduler_api.engine.crane.cache import kept_zones
 from scheduler_api.engine.crane.fast.count import UNLIMITED
 from scheduler_api.engine.crane.reference.plugin import (
     FIXED_RESOURCES,
     CraneConfig,
     CraneZone,
-    claimed_zones,
     compared_resources,
     evaluate,
     one_zone_greedy_verdict,
@@ -212,7 +212,7 @@ def _case_members(
     members, zones = [], []
     for row in np.flatnonzero(candidates).tolist():
         node = index.nodes[row]
-        if topology_aware(node, pod) == aware and _zones_in_case(listed := claimed_zones(node)):
+        if topology_aware(node, pod) == aware and _zones_in_case(listed := kept_zones(node)):
             members.append(row)
             zones.append(listed)
     return (members, zones) if members else None
@@ -253,7 +253,7 @@ def _zone_rows(node: NodeSnapshot) -> Ints:
     rounds the zone's allocatable down to whole cores. Kept with the node: every
     question on it reads them."""
     rows = np.zeros((len(FIXED_RESOURCES) + 1, GO_INSERTION_SORT_MAX), np.int64)
-    for column, zone in enumerate(claimed_zones(node)[:GO_INSERTION_SORT_MAX]):
+    for column, zone in enumerate(kept_zones(node)[:GO_INSERTION_SORT_MAX]):
         for position, name in enumerate(FIXED_RESOURCES):
             rows[position, column] = zone.free(name)
         whole = whole_cores(zone.allocatable.get("cpu", 0))
@@ -270,7 +270,7 @@ class _ZoneTable:
         zones: list[tuple[CraneZone, ...]],
         request: Mapping[str, int],
     ) -> None:
-        """`zones`: each node's `claimed_zones` (at most GO_INSERTION_SORT_MAX of them)."""
+        """`zones`: each node's `kept_zones` (at most GO_INSERTION_SORT_MAX of them)."""
         width = max(len(z) for z in zones)
         self.request = dict(request)
         self.names = compared_resources(request)

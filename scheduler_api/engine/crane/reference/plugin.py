@@ -245,8 +245,10 @@ class CraneZone:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
 
 
-def _claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
-    """newNodeWrapper + addPod: every NRT zone, debited by existing topology-results."""
+def claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
+    """newNodeWrapper + addPod: every NRT zone, debited by existing topology-results.
+
+    Never to be edited: `crane_zones` makes the working copies the scheduler edits."""
     zones = [
         CraneZone(z.numa_id, z.name, {r: a.allocatable for r, a in z.resources.items()})
         for z in node.zones
@@ -260,16 +262,16 @@ def _claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
     return tuple(zones)
 
 
-def claimed_zones(node: NodeSnapshot) -> tuple[CraneZone, ...]:
-    """The node's zones as crane sees them, kept with the node: never to be edited."""
-    return node.derived("crane-zones", _claimed_zones)
+ZonesSource = Callable[[NodeSnapshot], tuple[CraneZone, ...]]
 
 
-def crane_zones(node: NodeSnapshot) -> list[CraneZone]:
-    """Working copies of the node's zones as crane sees them (the scheduler edits them)."""
+def crane_zones(node: NodeSnapshot, zones: ZonesSource = claimed_zones) -> list[CraneZone]:
+    """Working copies of the node's zones as crane sees them (the scheduler edits them).
+
+    `zones` gives the claimed zones: worked out afresh by the reference; a fast path may
+    hand in kept ones (`crane.cache.kept_zones`), equal in value."""
     return [
-        CraneZone(z.numa_id, z.name, dict(z.allocatable), dict(z.requested))
-        for z in claimed_zones(node)
+        CraneZone(z.numa_id, z.name, dict(z.allocatable), dict(z.requested)) for z in zones(node)
     ]
 
 
@@ -423,11 +425,13 @@ def evaluate(
     *,
     config: CraneConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
+    zones: ZonesSource = claimed_zones,
 ) -> PlacementResult:
     """Filter and Score one node; `annotations` holds what PreBind would write.
 
     A node the plugin skips (DaemonSet pod, no pinnable container, agent policy not
-    Static) fits with score 0, as upstream. `reservations` is ignored.
+    Static) fits with score 0, as upstream. `reservations` is ignored; `zones` as in
+    `crane_zones`.
     """
     conf = config or CraneConfig()
     indices = pinned_containers(pod, conf)
@@ -438,13 +442,13 @@ def evaluate(
     if node.crane_cpu_manager_policy != "Static":
         return PlacementResult(True, 0, notes=("crane cpuManagerPolicy is not Static",))
     request, aware = target_request(pod, indices, conf), topology_aware(node, pod)
-    zones = crane_zones(node)
+    working = crane_zones(node, zones)
     if aware:
-        kept = _aware_candidates(zones, request)
+        kept = _aware_candidates(working, request)
         if isinstance(kept, PlacementResult):
             return kept
-        zones = kept
-    results = assign_topology_result(zones, request, aware) if zones else ()
+        working = kept
+    results = assign_topology_result(working, request, aware) if working else ()
     return _verdict(results, aware)
 
 
@@ -482,6 +486,7 @@ def allocate(
     *,
     config: CraneConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
+    zones: ZonesSource = claimed_zones,
 ) -> PlacementResult:
     """crane-scheduler picks zones, not CPUs (crane-agent does): same as `evaluate`."""
-    return evaluate(node, pod, config=config, reservations=reservations)
+    return evaluate(node, pod, config=config, reservations=reservations, zones=zones)

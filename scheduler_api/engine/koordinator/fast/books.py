@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar, cast
 
+from scheduler_api.engine.koordinator import cache
 from scheduler_api.engine.koordinator.reference.cpu import KoordCPUTopology
 from scheduler_api.engine.koordinator.reference.numa import ResourceOptions
 from scheduler_api.engine.koordinator.reference.plugin import NodeRun
 from scheduler_api.engine.koordinator.reference.state import (
     add_numa,
     available_numa,
-    remember,
     subtract_non_negative,
 )
 from scheduler_api.engine.model.snapshot import CPUBindPolicy
@@ -191,7 +191,7 @@ def kept(run: NodeRun, key: tuple[object, ...], build: Callable[[], T]) -> T:
     value = memo.get(key, _MISSING)
     if value is _MISSING:
         value = build()
-        remember(memo, key, value)
+        cache.remember(memo, key, value)
     return cast(T, value)
 
 

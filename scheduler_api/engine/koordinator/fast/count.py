@@ -35,11 +35,11 @@ uid clash with the assumed copies); the caller then runs the reference loop.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
+from scheduler_api.engine.koordinator import cache
 from scheduler_api.engine.koordinator.fast.books import (
     Books,
     CPULayout,
@@ -78,14 +78,12 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     place,
     resource_options,
 )
-from scheduler_api.engine.koordinator.reference.pod import koord_exclusive_policy, prefilter
 from scheduler_api.engine.koordinator.reference.state import (
     HeldAllocation,
     KoordConfig,
     NodeAllocation,
     NodeMemo,
     add,
-    remember,
 )
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.results import PlacementResult, Reason
@@ -165,7 +163,7 @@ class Filler:
         self.run = replace(run, ctx=replace(run.ctx, state=self.state, memo=None))
         self.layout, self.pod = layout, pod
         self.picking = needs_picking(self.run, self.opts)
-        self.policy = exclusive_policy_of(pod)
+        self.policy = cache.exclusive_policy_of(pod)
         self.numa_ids = frozenset(self.run.ctx.view.numa_nodes())
         self.stale = False  # picking mode: the books must be built again before use
         # the node's own memo keeps what its view and held cpus alone decide (`_spread_plan`:
@@ -358,7 +356,7 @@ class Filler:
         if not isinstance(plan, SpreadPlan) or not plan.covers(limit):
             plan = spread_plan(self._free_cores(numa), needed, limit)
             if memo is not None:
-                remember(memo, key, plan)
+                cache.remember(memo, key, plan)
         return plan
 
     def _free_cores(self, numa: int) -> list[list[int]]:
@@ -538,20 +536,6 @@ def _uid_clash(run: NodeRun, reservations: Sequence[ReservationSnapshot]) -> boo
     return held or any(r.uid.startswith(UID_PREFIX) for r in reservations)
 
 
-_LAST_POLICY: list[tuple[PodSpec, CPUExclusivePolicy]] = []
-
-
-def exclusive_policy_of(pod: PodSpec) -> CPUExclusivePolicy:
-    """`koord_exclusive_policy`, kept for the last pod asked about (it parses the pod's
-    resource-spec annotation; a what-if asks it for every node it counts)."""
-    last = _LAST_POLICY[-1] if _LAST_POLICY else None
-    if last is not None and last[0] is pod:
-        return last[1]
-    policy = koord_exclusive_policy(pod)
-    _LAST_POLICY[:] = [(pod, policy)]
-    return policy
-
-
 def fill_count(
     node: NodeSnapshot,
     pod: PodSpec,
@@ -568,23 +552,23 @@ def fill_count(
     when the caller has it already; the first copy is then not judged again.
     """
     cap = node_fit_count(node, request, limit)
-    state = prefilter(pod, config)
+    state = cache.kept_prefilter(pod, config)
     if cap == 0 or state.error is not None:
         return 0
     if state.skip:
         return cap  # the plugin is skipped and nothing is held
-    run = node_run(node, pod, state, reservations, config)
+    run = node_run(node, pod, state, reservations, config, cache.KEPT)
     if isinstance(run, Reason) or filter_run_refuses_at_once(run):
         return 0
     if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
         return cap  # Filter passes and Reserve writes nothing: the books never change
     kept = _kept_counts(run)
-    key = (question_key(pod, config), cap)
+    key = (cache.question_key(pod, config), cap)
     if kept is not None and key in kept:
         return cast(int | None, kept[key])
     counted = _counted(run, pod, reservations, cap, judged)
     if kept is not None:
-        remember(kept, key, counted)
+        cache.remember(kept, key, counted)
     return counted
 
 
@@ -593,12 +577,12 @@ def _kept_counts(run: NodeRun) -> NodeMemo | None:
     one memo entry, so that many questions do not crowd out what else the memo keeps
     (`remember` starts a full memo afresh: so does this one, at MEMO_KEPT counts)."""
     memo = run.ctx.memo
-    if not KEEP_COUNTS or memo is None:
+    if not cache.KEEP_COUNTS or memo is None:
         return None
     kept = memo.get(COUNT_KEY)
     if not isinstance(kept, dict):
         kept = {}
-        remember(memo, COUNT_KEY, kept)
+        cache.remember(memo, COUNT_KEY, kept)
     return kept
 
 
@@ -619,25 +603,3 @@ def _counted(
 
 
 COUNT_KEY = "copies"  # the node memo's entry for its counts (`_kept_counts`)
-KEEP_COUNTS = True  # False: every count is worked out anew (bench/api.py's baseline)
-_LAST_KEY: list[tuple[PodSpec, KoordConfig, bytes]] = []
-
-
-def question_key(pod: PodSpec, config: KoordConfig) -> bytes:
-    """A digest of everything of `pod` and `config` a count reads, kept for the last pair
-    asked about (a what-if counts one pod on every node).
-
-    Why: a count depends on the node's books (the memo it is kept in belongs to them and
-    to the node's reservations), the pod, the config and the cap, and on nothing else.
-    The node's memo outlives the question, so the same question asked again on a mirror
-    that changed elsewhere (the answer cache keeps answers per mirror version only)
-    counts only the nodes that changed. The reprs are exact: every field of both is a
-    string, number, enum or a mapping or tuple of those.
-    """
-    last = _LAST_KEY[-1] if _LAST_KEY else None
-    if last is not None and last[0] is pod and last[1] is config:
-        return last[2]
-    text = f"{pod!r}|{config!r}"
-    digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
-    _LAST_KEY[:] = [(pod, config, digest)]
-    return digest

@@ -42,6 +42,7 @@ from functools import cached_property
 from operator import add as add_ints
 from typing import cast
 
+from scheduler_api.engine.koordinator import cache
 from scheduler_api.engine.koordinator.fast.books import (
     Books,
     CPULayout,
@@ -608,7 +609,7 @@ def evaluate(
 ) -> PlacementResult:
     """`koordinator.evaluate`, answered by counting where that is exact."""
     conf = config or KoordConfig()
-    result, _, _ = koordinator.filter_and_score(node, pod, conf, reservations, fast_ops)
+    result, _, _ = koordinator.filter_and_score(node, pod, conf, reservations, fast_ops, cache.KEPT)
     return result
 
 
@@ -620,4 +621,6 @@ def allocate(
     reservations: Sequence[ReservationSnapshot] = (),
 ) -> PlacementResult:
     """`koordinator.allocate`: Filter and Score by counting, Reserve for real."""
-    return koordinator.allocate(node, pod, config=config, reservations=reservations, ops=fast_ops)
+    return koordinator.allocate(
+        node, pod, config=config, reservations=reservations, ops=fast_ops, inputs=cache.KEPT
+    )

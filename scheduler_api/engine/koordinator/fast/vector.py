@@ -97,6 +97,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from scheduler_api.engine.koordinator import cache
 from scheduler_api.engine.koordinator.fast.books import Books, books_of, layout_of
 from scheduler_api.engine.koordinator.reference.numa import MAX_NODE_SCORE, is_scalar, is_scored
 from scheduler_api.engine.koordinator.reference.plugin import (
@@ -105,7 +106,7 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     request_cpu_bind,
     resource_options,
 )
-from scheduler_api.engine.koordinator.reference.pod import PodState, prefilter
+from scheduler_api.engine.koordinator.reference.pod import PodState
 from scheduler_api.engine.koordinator.reference.reservation import matches_owners
 from scheduler_api.engine.koordinator.reference.state import (
     KoordConfig,
@@ -467,7 +468,7 @@ def quick_refusals(
     every node with a CPU bind policy (requestCPUBind: the bind policy asks for whole
     cpus), after the shared filters and before its NodeRun (`koordinator.node_run`).
     """
-    state = prefilter(pod, config)
+    state = cache.kept_prefilter(pod, config)
     if state.error is not None or state.skip or state.pod_numa_policy:
         return None
     binding = request_cpu_bind(state, "FullPCPUsOnly")  # what any bind policy answers
@@ -504,7 +505,7 @@ def _built_rows(
         if any(matches_owners(pod, r.owners) for r in bound):
             continue  # the split (and the books) would differ: the reference decides
         if not columns.current(row, node, bound):
-            run = node_run(node, pod, state, bound, config)
+            run = node_run(node, pod, state, bound, config, cache.KEPT)
             if not isinstance(run, NodeRun):
                 continue
             columns.build(row, run, bound)
@@ -595,7 +596,7 @@ def judge(
     `rows` must have passed NodeUnschedulable and NodeResourcesFit. `copies` are what
     the NUMA nodes take; the caller caps them at what the node-level filters admit.
     """
-    state = prefilter(pod, config)
+    state = cache.kept_prefilter(pod, config)
     single, whole = pod_in_case(state), pod_binds_whole_cores(state)
     if not rows.any() or not (single or whole):
         return None

@@ -73,8 +73,8 @@ class NodeContext:
     state: NodeAllocation
     restore: RestoreState
     config: KoordConfig
-    # what derives from `view` and `state` (KeptBooks.memo); None once `state` is a
-    # copy that may change (the capacity count's)
+    # what fast paths derive from `view` and `state` (NodeBooks.memo, kept by
+    # koordinator.cache); None for fresh books and for a copy that may change (a count's)
     memo: NodeMemo | None = field(default=None, compare=False, repr=False)
 
 

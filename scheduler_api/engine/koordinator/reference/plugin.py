@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Protocol, cast
+from typing import NamedTuple, Protocol
 
 from scheduler_api.engine.koordinator.reference.merge import Hint, merge
 from scheduler_api.engine.koordinator.reference.numa import (
@@ -42,22 +42,20 @@ from scheduler_api.engine.koordinator.reference.reservation import (
     ReservationAlloc,
     ReservationSplit,
     RestoreState,
-    matches_owners,
     nominate,
     restore_state,
     split_reservations,
 )
 from scheduler_api.engine.koordinator.reference.state import (
-    KeptBooks,
     KoordConfig,
+    NodeBooks,
     add,
     add_numa,
     available_cpus,
     available_numa,
-    kept_books,
+    fresh_books,
     node_cpu_bind_policy,
     node_numa_policy,
-    remember,
 )
 from scheduler_api.engine.model.results import (
     PlacementResult,
@@ -162,12 +160,47 @@ def resource_options(run: NodeRun, hint: frozenset[int] | None) -> ResourceOptio
     )
 
 
+BooksSource = Callable[[NodeSnapshot, KoordConfig, Sequence[ReservationSnapshot]], NodeBooks]
+SplitSource = Callable[
+    [NodeBooks, PodSpec, Sequence[ReservationSnapshot]], tuple[ReservationSplit, RestoreState]
+]
+PrefilterSource = Callable[[PodSpec, KoordConfig], PodState]
+
+
+class Inputs(NamedTuple):
+    """Where the plugin gets the node's books, the reservation split and the pod's
+    PreFilter state. The reference works each out from the snapshot every time
+    (`FRESH`); a fast path may hand in kept ones (`koordinator.cache.KEPT`), which must
+    be equal in value: the conformance tests compare the two."""
+
+    books: BooksSource
+    split: SplitSource
+    prefilter: PrefilterSource
+
+
+def split_and_restore(
+    books: NodeBooks, pod: PodSpec, reservations: Sequence[ReservationSnapshot]
+) -> tuple[ReservationSplit, RestoreState]:
+    """split_reservations, and restore_state when the pod matches or must skip any."""
+    if not books.reservations:
+        return NO_SPLIT, NO_RESTORE
+    split = split_reservations(books.node, pod, reservations)
+    restore = NO_RESTORE
+    if split.matched or split.unmatched:
+        restore = restore_state(books.node, books.held, split)
+    return split, restore
+
+
+FRESH = Inputs(fresh_books, split_and_restore, prefilter)
+
+
 def node_run(
     node: NodeSnapshot,
     pod: PodSpec,
     state: PodState,
     reservations: Sequence[ReservationSnapshot],
     config: KoordConfig,
+    inputs: Inputs = FRESH,
 ) -> NodeRun | Reason:
     """Resolve policies for the node; a Reason when Filter refuses before allocating.
 
@@ -178,42 +211,20 @@ def node_run(
     binding = request_cpu_bind(state, node_bind) if not state.pod_numa_policy else None
     if isinstance(binding, Reason):
         return binding
-    kept = kept_books(node, config, reservations)
-    node_policy = node_numa_policy(node, kept.view)
+    books = inputs.books(node, config, reservations)
+    node_policy = node_numa_policy(node, books.view)
     if node_policy and state.pod_numa_policy and node_policy != state.pod_numa_policy:
         return Reason(ReasonCheck.POLICY_MISMATCH, message=ERR_POLICY_MISMATCH)
     if binding is None:
         binding = request_cpu_bind(state, node_bind)
         if isinstance(binding, Reason):
             return binding
-    split, restore = _split_and_restore(kept, pod, reservations)
-    ctx = NodeContext(kept.view, kept.held, restore, config, kept.memo)
+    split, restore = inputs.split(books, pod, reservations)
+    ctx = NodeContext(books.view, books.held, restore, config, books.memo)
     return NodeRun(
         node, pod, state, ctx, node_bind, state.pod_numa_policy or node_policy,
         binding, ctx.restore.matched, split,
     )  # fmt: skip
-
-
-def _split_and_restore(
-    kept: KeptBooks, pod: PodSpec, reservations: Sequence[ReservationSnapshot]
-) -> tuple[ReservationSplit, RestoreState]:
-    """split_reservations and restore_state, kept with the node's books for each answer
-    the pod gives to the only questions the split asks of it: does it ignore
-    reservations, which one does its affinity name, and whose owners does it match (of
-    the reservations the books hold)."""
-    if not kept.reservations:
-        return NO_SPLIT, NO_RESTORE
-    matches = tuple(matches_owners(pod, r.owners) for r in kept.reservations)
-    key = ("split", pod.ignores_reservations, pod.reservation_affinity_name, matches)
-    entry = kept.memo.get(key)
-    if entry is None:
-        split = split_reservations(kept.node, pod, reservations)
-        restore = NO_RESTORE
-        if split.matched or split.unmatched:
-            restore = restore_state(kept.node, kept.held, split)
-        entry = (split, restore)
-        remember(kept.memo, key, entry)
-    return cast(tuple[ReservationSplit, RestoreState], entry)
 
 
 # --- what Filter and Score ask the resource manager -------------------------------------
@@ -332,13 +343,14 @@ def filter_node(
     reservations: Sequence[ReservationSnapshot],
     config: KoordConfig,
     choose: OpsChooser = reference_ops,
+    inputs: Inputs = FRESH,
 ) -> FilterOutcome:
     """Plugin.Filter; `choose` picks who answers the resource manager's questions."""
     if state.error is not None:
         return FilterOutcome(refused(state.error))
     if state.skip:
         return FilterOutcome(PlacementResult(True, notes=("pod requests nothing: plugin skipped",)))
-    run = node_run(node, pod, state, reservations, config)
+    run = node_run(node, pod, state, reservations, config, inputs)
     if isinstance(run, Reason):
         return FilterOutcome(refused(run))
     return filter_run(run, choose(run))
@@ -526,10 +538,11 @@ def filter_and_score(
     conf: KoordConfig,
     reservations: Sequence[ReservationSnapshot],
     choose: OpsChooser = reference_ops,
+    inputs: Inputs = FRESH,
 ) -> tuple[PlacementResult, FilterOutcome, PodState]:
     """PreFilter, Filter and Score: the verdict, with what Reserve needs to go on."""
-    state = prefilter(pod, conf)
-    outcome = filter_node(node, pod, state, reservations, conf, choose)
+    state = inputs.prefilter(pod, conf)
+    outcome = filter_node(node, pod, state, reservations, conf, choose, inputs)
     if not outcome.result.fits or outcome.run is None:
         score = 0 if outcome.result.fits else None
         return replace(outcome.result, score=score), outcome, state
@@ -546,13 +559,14 @@ def evaluate(
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
     ops: OpsChooser = reference_ops,
+    inputs: Inputs = FRESH,
 ) -> PlacementResult:
     """PreFilter + Filter + Score for one node; no cpuset (see `allocate`).
 
     A Score that fails (the allocation it re-runs cannot be made) fails the real
     scheduling cycle: reported as score None with the reason.
     """
-    return filter_and_score(node, pod, config or KoordConfig(), reservations, ops)[0]
+    return filter_and_score(node, pod, config or KoordConfig(), reservations, ops, inputs)[0]
 
 
 def allocate(
@@ -562,6 +576,7 @@ def allocate(
     config: KoordConfig | None = None,
     reservations: Sequence[ReservationSnapshot] = (),
     ops: OpsChooser = reference_ops,
+    inputs: Inputs = FRESH,
 ) -> PlacementResult:
     """`evaluate`, then Reserve: the cpuset and NUMA amounts, and the PreBind annotations.
 
@@ -570,7 +585,7 @@ def allocate(
     whichever `ops` answered Filter and Score.
     """
     conf = config or KoordConfig()
-    verdict, outcome, state = filter_and_score(node, pod, conf, reservations, ops)
+    verdict, outcome, state = filter_and_score(node, pod, conf, reservations, ops, inputs)
     run = outcome.run
     if not verdict.fits or run is None:
         return verdict

@@ -7,8 +7,6 @@ resourceapi.PodRequests it relies on.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -71,33 +69,7 @@ class PodState:
     ignores_reservations: bool = False
 
 
-PREFILTERS_KEPT = 64  # pods whose PreFilter state stays worked out (a what-if asks per node)
-_PREFILTERS: OrderedDict[tuple[int, str], tuple[PodSpec, PodState]] = OrderedDict()
-_PREFILTERS_LOCK = threading.Lock()
-
-
 def prefilter(pod: PodSpec, config: KoordConfig) -> PodState:
-    """PreFilter, kept per pod object: it reads only the pod and the default bind policy,
-    and a what-if asks it for every node (parsing the pod's annotations each time).
-
-    The state is shared: callers must not change it. An entry holds its pod, so the
-    pod's id stays its own while the entry lives.
-    """
-    key = (id(pod), config.default_cpu_bind_policy)
-    with _PREFILTERS_LOCK:
-        entry = _PREFILTERS.get(key)
-        if entry is not None and entry[0] is pod:
-            _PREFILTERS.move_to_end(key)
-            return entry[1]
-    state = prefilter_pod(pod, config)
-    with _PREFILTERS_LOCK:
-        _PREFILTERS[key] = (pod, state)
-        while len(_PREFILTERS) > PREFILTERS_KEPT:
-            _PREFILTERS.popitem(last=False)
-    return state
-
-
-def prefilter_pod(pod: PodSpec, config: KoordConfig) -> PodState:
     """PreFilter: requests, the pod's NUMA spec and, for LSE/LSR, its bind policies."""
     requests, formats = pod_requests(pod)
     spec, numa_spec = pod.koord_resource_spec, pod.koord_numa_topology_spec

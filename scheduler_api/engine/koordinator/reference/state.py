@@ -8,8 +8,6 @@ the reservation's uid), holds CPUs and per-NUMA resources here.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -324,62 +322,30 @@ def available_numa(
     return total_available, total_allocated
 
 
-# --- kept between questions -----------------------------------------------------------------
+# --- the books one question reads ------------------------------------------------------------
 
-BOOKS_KEPT = 6_000  # nodes whose view and allocation stay built (a large cluster's worth)
-MEMO_KEPT = 128  # memo entries per node (pods bring keys of their own: bounded)
-NodeMemo = dict[object, object]  # what is worked out from a node's kept books
-
-
-def remember(memo: NodeMemo, key: object, value: object) -> None:
-    """Keep `value` in a node's memo; at MEMO_KEPT entries the memo starts afresh (all it
-    holds can be worked out again, and readers never assume an entry stays)."""
-    if len(memo) >= MEMO_KEPT:
-        memo.clear()
-    memo[key] = value
+NodeMemo = dict[object, object]  # what a fast path works out from a node's books (see cache)
 
 
 @dataclass(frozen=True, slots=True)
-class KeptBooks:
-    """One node's kept books: its view, its NodeAllocation and a memo of what derives
-    from them (and from a pod only through the key it is kept under: `remember`)."""
+class NodeBooks:
+    """One node's books: its view and NodeAllocation, with the reservations bound to it.
+
+    `memo` is None for books worked out afresh (`fresh_books`, the reference's); books a
+    cache keeps (`koordinator.cache.kept_books`) carry a memo of what derives from them,
+    which only fast paths read."""
 
     node: NodeSnapshot
     reservations: tuple[ReservationSnapshot, ...]
     view: NodeView
     held: NodeAllocation
-    memo: NodeMemo
+    memo: NodeMemo | None = None
 
 
-_BOOKS: OrderedDict[tuple[int, int], KeptBooks] = OrderedDict()
-_BOOKS_LOCK = threading.Lock()
-
-
-def kept_books(
+def fresh_books(
     node: NodeSnapshot, config: KoordConfig, reservations: Iterable[ReservationSnapshot]
-) -> KeptBooks:
-    """`node_view` and `node_allocation`, kept per node: neither depends on the pod asked
-    about, and a cached snapshot serves the same node objects to every what-if.
-
-    The NodeAllocation is shared: callers must not change it (the capacity count copies
-    it first), and the memo describes it as kept. An entry holds its node and
-    reservations, so their ids stay theirs; at most BOOKS_KEPT entries are kept.
-    """
+) -> NodeBooks:
+    """`node_view` and `node_allocation` worked out from the snapshot alone."""
     bound = tuple(r for r in reservations if r.node_name == node.name)
-    key = (id(node), config.max_ref_count)
-    with _BOOKS_LOCK:
-        entry = _BOOKS.get(key)
-        if entry is not None and entry.node is node and _same(entry.reservations, bound):
-            _BOOKS.move_to_end(key)
-            return entry
     view = node_view(node, config)
-    entry = KeptBooks(node, bound, view, node_allocation(node, view, bound), {})
-    with _BOOKS_LOCK:
-        _BOOKS[key] = entry
-        while len(_BOOKS) > BOOKS_KEPT:
-            _BOOKS.popitem(last=False)
-    return entry
-
-
-def _same(kept: Sequence[ReservationSnapshot], now: Sequence[ReservationSnapshot]) -> bool:
-    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now, strict=True))
+    return NodeBooks(node, bound, view, node_allocation(node, view, bound))

@@ -35,7 +35,10 @@ from scheduler_api.engine.model.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from scheduler_api.engine.schedulerplugins.reference.match import resolve_topology_manager
+from scheduler_api.engine.schedulerplugins.reference.common import (
+    TopologyManagerConfig,
+    resolve_topology_manager,
+)
 
 OPTION_FLAGS = {
     "full-pcpus-only": "full_pcpus_only",
@@ -64,9 +67,14 @@ def exclusive_cpu_count(container: ContainerSpec) -> int:
     return cpu // 1000 if cpu > 0 and cpu % 1000 == 0 else 0
 
 
+def published_topology_manager(node: NodeSnapshot) -> TopologyManagerConfig:
+    """The Topology Manager configuration the node's NRT publishes."""
+    return resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+
+
 def kubelet_policy(node: NodeSnapshot) -> tuple[TopologyManagerPolicy, TopologyManagerScope]:
     """The kubelet's real configuration when known, else what the NRT says it is."""
-    resolved = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+    resolved = published_topology_manager(node)
     return node.tm_policy or resolved.policy, node.tm_scope or resolved.scope
 
 
@@ -184,7 +192,7 @@ def _too_many_numa_nodes(
     node: NodeSnapshot, topology: CPUTopology, policy: TopologyManagerPolicy
 ) -> Reason | None:
     """kubelet refuses to start a Topology Manager over more NUMA nodes than allowed."""
-    resolved = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+    resolved = published_topology_manager(node)
     allowed = node.tm_max_numa_nodes or resolved.max_numa_nodes
     numa_count = topology.num_numa_nodes
     if policy is TopologyManagerPolicy.NONE or numa_count <= allowed:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scheduler_api.engine.koordinator.reference.state import node_cpu_bind_policy
+from scheduler_api.engine.kubelet.cache import kubelet_node_key
 from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_class
 from scheduler_api.engine.model.results import CORDONED, Reason, short_on_node
 from scheduler_api.engine.model.snapshot import (
@@ -49,7 +50,6 @@ from scheduler_api.engine.schedulerplugins.reference.common import (
     numa_node_list,
     resolve_topology_manager,
 )
-from scheduler_api.engine.whatif.admission import kubelet_node_key
 
 Bools = NDArray[np.bool_]
 Ints = NDArray[np.int64]
