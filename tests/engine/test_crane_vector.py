@@ -33,8 +33,9 @@ from scheduler_api.engine.model.snapshot import (
 from scheduler_api.engine.schedulerplugins.fast.count_vector import node_fit_counts
 from scheduler_api.engine.schedulerplugins.fast.vector import NO_SCORE, node_fit
 from scheduler_api.engine.whatif.evaluate import evaluate, place
+from scheduler_api.engine.whatif.families import judge_node
 from scheduler_api.engine.whatif.judge import SYSTEM_CODES, Judgement
-from scheduler_api.engine.whatif.systems import Scheduler, judge_node
+from scheduler_api.engine.whatif.systems import Scheduler
 from tests.engine.test_capacity_counts import LIMIT, SETTINGS, crane_nodes, crane_pods
 
 GI = 2**30
@@ -148,7 +149,7 @@ def test_nodes_without_a_crane_nrt_or_static_policy_share_their_groups_verdicts(
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     assert not judgement.verdict(0).fits  # no Crane NRT
     assert judgement.verdict(1).notes == ("crane cpuManagerPolicy is not Static",)
-    assert judgement.crane_counted.tolist() == [False, True, False]
+    assert judgement.columns[Scheduler.CRANE].counted.tolist() == [False, True, False]
     _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
 
 
@@ -221,6 +222,7 @@ def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) ->
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     event(f"greedy rows decided on their zones: {_greedy_rows(judgement)}")
     cap = node_fit_counts(judgement.index, judgement.request, LIMIT)
-    counted = (judgement.crane_never_empty >= 0) & (cap <= judgement.crane_never_empty)
+    never_empty = judgement.columns[Scheduler.CRANE].never_empty
+    counted = (never_empty >= 0) & (cap <= never_empty)
     event(f"greedy rows counted on the columns: {int(counted.sum())}")
     _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))

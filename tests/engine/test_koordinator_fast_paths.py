@@ -24,7 +24,6 @@ from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fa
 from scheduler_api.engine.koordinator.fast.books import books_of, layout_of, numa_totals
 from scheduler_api.engine.koordinator.fast.count import (
     Filler,
-    Undecided,
     copy_allocation,
     fill_count,
 )
@@ -56,6 +55,7 @@ from scheduler_api.engine.koordinator.reference.state import (
     NodeAllocation,
     NodeView,
 )
+from scheduler_api.engine.model.decided import Undecided
 from scheduler_api.engine.model.kubernetes import node_fit_count, pod_request
 from scheduler_api.engine.model.snapshot import (
     LABEL_CPU_BIND_POLICY,

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.koordinator.fast.vector import columns_of
+from scheduler_api.engine.koordinator.fast.vector import ColumnVerdicts, columns_of
 from scheduler_api.engine.koordinator.reference import plugin as koordinator
 from scheduler_api.engine.koordinator.reference import pod as koordinator_pod
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
@@ -44,8 +44,10 @@ from scheduler_api.engine.model.snapshot import (
     Zone,
 )
 from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
+from scheduler_api.engine.whatif.families import judge_node
+from scheduler_api.engine.whatif.families.koordinator import KoordinatorColumns
 from scheduler_api.engine.whatif.judge import Judgement
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs, judge_node
+from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
 from tests.engine.data_nrt_builders import container, pod
 from tests.engine.test_koordinator_count import CONFIGS, SETTINGS, koord_nodes, reservations
 
@@ -202,6 +204,13 @@ def row_kind(judged: Judgement, config: KoordConfig, row: int) -> str:
     return f" ({', '.join(kinds)})" if kinds else ""
 
 
+def koord_verdicts(judged: Judgement) -> ColumnVerdicts | None:
+    """What Koordinator's columns decided in `judged`."""
+    columns = judged.columns[Scheduler.KOORDINATOR]
+    assert isinstance(columns, KoordinatorColumns)
+    return columns.verdicts
+
+
 def assert_verdicts_equal_the_reference(
     cluster: tuple[tuple[NodeSnapshot, ...], tuple[ReservationSnapshot, ...]],
     spec: PodSpec,
@@ -209,7 +218,8 @@ def assert_verdicts_equal_the_reference(
 ) -> None:
     nodes, held = cluster
     judged = judgement(nodes, held, spec, config)
-    decided = judged.koordinator.decided if judged.koordinator is not None else None
+    verdicts = judged.columns[Scheduler.KOORDINATOR].verdicts
+    decided = verdicts.decided if verdicts is not None else None
     binds = ", binding cpus" if koordinator_pod.prefilter(spec, config).request_cpu_bind else ""
     for row, node in enumerate(nodes):
         got = judged.verdict(row)
@@ -221,7 +231,9 @@ def assert_verdicts_equal_the_reference(
         )  # fmt: skip
         event(f"decided by the columns: {decided is not None and bool(decided[row])}{binds}"
               f"{row_kind(judged, config, row)}")  # fmt: skip
-        nothing = judged.koordinator is not None and judged.koordinator.nothing_fits[row] >= 0
+        nothing = (
+            koord_verdicts(judged) is not None and koord_verdicts(judged).nothing_fits[row] >= 0
+        )
         event(f"no NUMA mask can take it, by the sums: {nothing}")
         assert (got.fits, got.score, got.numa_zones, got.reasons, got.notes) == (
             want.fits, want.score, want.numa_zones, want.reasons, want.notes,
@@ -239,8 +251,8 @@ def assert_counts_equal_filling_copy_by_copy(
     binds = ", binding cpus" if koordinator_pod.prefilter(spec, config).request_cpu_bind else ""
     for row, node in enumerate(nodes):
         if judged.fits[row]:
-            counted = judged.koordinator is not None and judged.koordinator.counted[row]
-            decided = bool(judged._koordinator_decided()[row])
+            counted = koord_verdicts(judged) is not None and koord_verdicts(judged).counted[row]
+            decided = bool(judged.columns[Scheduler.KOORDINATOR].decided(judged)[row])
             event(f"decided on columns: {decided}, counted: {bool(counted and decided)}{binds}"
                   f"{row_kind(judged, config, row)}")  # fmt: skip
             assert counts[node.name] == judged.fill_copy_by_copy(row, 40, fast=False)
@@ -340,7 +352,7 @@ SMALL = pod(container("c", {"cpu": "500m", "memory": "1Gi"}), name="p",
 
 def test_a_small_pod_on_a_single_numa_node_is_decided_by_the_columns() -> None:
     judged = judgement((two_numa_node(),), (), SMALL, KoordConfig())
-    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [True]
+    assert koord_verdicts(judged) is not None and koord_verdicts(judged).decided.tolist() == [True]
     verdict = judged.verdict(0)
     want = koordinator.evaluate(two_numa_node(), SMALL)
     assert (verdict.fits, verdict.score, verdict.numa_zones) == (True, want.score, want.numa_zones)
@@ -351,7 +363,7 @@ def test_a_changed_node_is_read_again_not_served_from_the_old_columns() -> None:
     index = NRTIndex((two_numa_node(),))
     configs = SystemConfigs()
     first = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
-    assert first.koordinator is not None and bool(first.koordinator.decided[0])
+    assert koord_verdicts(first) is not None and bool(koord_verdicts(first).decided[0])
     index.update(0, two_numa_node(free_memory=(0, 1)))  # memory full: 1 GiB left on NUMA 1
     second = Judgement(index, (), SMALL, Scheduler.KOORDINATOR, configs, detailed=0)
     want = koordinator.evaluate(index.nodes[0], SMALL)
@@ -368,10 +380,12 @@ def test_a_pod_matching_a_reservation_owner_is_left_to_the_reference() -> None:
     )  # fmt: skip
     owner = replace(SMALL, labels={**SMALL.labels, "app": "x"})
     judged = judgement((two_numa_node(),), (reservation,), owner, KoordConfig())
-    assert judged.koordinator is None or not judged.koordinator.decided.any()
+    assert koord_verdicts(judged) is None or not koord_verdicts(judged).decided.any()
     assert 0 in judged.exact
     stranger = judgement((two_numa_node(),), (reservation,), SMALL, KoordConfig())
-    assert stranger.koordinator is not None and np.array_equal(stranger.koordinator.decided, [True])
+    assert koord_verdicts(stranger) is not None and np.array_equal(
+        koord_verdicts(stranger).decided, [True]
+    )
 
 
 def test_nodes_with_a_bind_policy_refuse_a_fractional_pod_with_one_shared_verdict() -> None:
@@ -390,7 +404,10 @@ def test_no_resource_weights_score_zero_as_the_reference_does() -> None:
     config = KoordConfig(resource_weights={})
     nodes = (two_numa_node("k0"), replace(two_numa_node("k1"), zones=two_numa_node().zones[:1]))
     judged = judgement(nodes, (), SMALL, config)
-    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [True, True]
+    assert koord_verdicts(judged) is not None and koord_verdicts(judged).decided.tolist() == [
+        True,
+        True,
+    ]
     for row, node in enumerate(nodes):
         want = judge_node(node, SMALL, Scheduler.KOORDINATOR, judged.configs, ())
         got = judged.verdict(row)
@@ -419,7 +436,7 @@ def test_reservations_grouped_for_one_question_serve_the_next_only_if_they_are_t
     owner = replace(SMALL, labels={**SMALL.labels, "app": "x"})
     index, configs = NRTIndex((two_numa_node(),)), SystemConfigs()
     first = Judgement(index, (), owner, Scheduler.KOORDINATOR, configs, detailed=0)
-    assert first.koordinator is not None and first.koordinator.decided.tolist() == [True]
+    assert koord_verdicts(first) is not None and koord_verdicts(first).decided.tolist() == [True]
     assert first.reservations_on(index.nodes[0]) == ()
     held = (reservation,)
     again = Judgement(index, held, owner, Scheduler.KOORDINATOR, configs, detailed=0)
@@ -441,8 +458,8 @@ def test_a_pod_asking_for_too_many_names_to_group_is_left_to_the_reference() -> 
     huge = pod(container("c", {"cpu": "1", "memory": "20Gi", **many}), name="p",
                labels={LABEL_KOORD_QOS: "LS"})  # fmt: skip
     judged = judgement(nodes, (), huge, KoordConfig())
-    assert judged.koordinator is not None
-    assert judged.koordinator.nothing_fits.tolist() == [-1, -1]
+    assert koord_verdicts(judged) is not None
+    assert koord_verdicts(judged).nothing_fits.tolist() == [-1, -1]
     want = judge_node(nodes[0], huge, Scheduler.KOORDINATOR, judged.configs, ())
     assert not want.fits and (judged.verdict(0).reasons, judged.verdict(1).reasons) == (
         want.reasons, want.reasons,
@@ -450,8 +467,8 @@ def test_a_pod_asking_for_too_many_names_to_group_is_left_to_the_reference() -> 
     fewer = pod(container("c", {"cpu": "1", "memory": "20Gi"}), name="p",
                 labels={LABEL_KOORD_QOS: "LS"})  # fmt: skip
     grouped = judgement(nodes, (), fewer, KoordConfig())
-    assert grouped.koordinator is not None
-    assert grouped.koordinator.nothing_fits.tolist() == [3, 3]  # cpu and memory published
+    assert koord_verdicts(grouped) is not None
+    assert koord_verdicts(grouped).nothing_fits.tolist() == [3, 3]  # cpu and memory published
     assert grouped.exact[0] is grouped.exact[1]  # one verdict: the reference's on k0
     assert grouped.exact[0].reasons == want.reasons
 
@@ -467,9 +484,9 @@ def test_restricted_spread_nodes_are_judged_on_columns_and_counted_by_the_refere
     labels = {LABEL_NUMA_TOPOLOGY_POLICY: "Restricted", LABEL_CPU_BIND_POLICY: "SpreadByPCPUs"}
     node = replace(two_numa_node(), labels=labels)
     judged = judgement((node,), (), LSR, KoordConfig())
-    assert judged.koordinator is not None
-    assert judged.koordinator.decided.tolist() == [True]
-    assert judged.koordinator.counted.tolist() == [False]
+    assert koord_verdicts(judged) is not None
+    assert koord_verdicts(judged).decided.tolist() == [True]
+    assert koord_verdicts(judged).counted.tolist() == [False]
     want = judge_node(node, LSR, Scheduler.KOORDINATOR, judged.configs, ())
     got = judged.verdict(0)
     assert (got.fits, got.score, got.numa_zones) == (True, want.score, want.numa_zones)
@@ -486,8 +503,8 @@ def test_full_pcpus_nodes_under_a_numa_policy_are_judged_and_counted_on_columns(
     full = {LABEL_NUMA_TOPOLOGY_POLICY: "SingleNUMANode", LABEL_CPU_BIND_POLICY: "FullPCPUsOnly"}
     node = replace(two_numa_node(), labels=full, cpus=smt)
     judged = judgement((node,), (), LSR, KoordConfig())
-    assert judged.koordinator is not None
-    assert (judged.koordinator.decided.tolist(), judged.koordinator.counted.tolist()) == (
+    assert koord_verdicts(judged) is not None
+    assert (koord_verdicts(judged).decided.tolist(), koord_verdicts(judged).counted.tolist()) == (
         [True], [True],
     )  # fmt: skip
     want = judge_node(node, LSR, Scheduler.KOORDINATOR, judged.configs, ())
@@ -497,13 +514,13 @@ def test_full_pcpus_nodes_under_a_numa_policy_are_judged_and_counted_on_columns(
     assert dict(judged.fill_all(100)) == {"k0": counted} and counted == 4  # a core a copy
     restricted = replace(node, labels={**full, LABEL_NUMA_TOPOLOGY_POLICY: "Restricted"})
     judged = judgement((restricted,), (), LSR, KoordConfig())
-    assert judged.koordinator is not None
-    assert (judged.koordinator.decided.tolist(), judged.koordinator.counted.tolist()) == (
+    assert koord_verdicts(judged) is not None
+    assert (koord_verdicts(judged).decided.tolist(), koord_verdicts(judged).counted.tolist()) == (
         [True], [False],
     )  # fmt: skip
     odd = pod(container("c", {"cpu": "3", "memory": "1Gi"}), name="p",
               labels={LABEL_KOORD_QOS: "LSR"}, priority=9000)  # fmt: skip
     judged = judgement((node,), (), odd, KoordConfig())
-    assert judged.koordinator is not None and judged.koordinator.decided.tolist() == [False]
+    assert koord_verdicts(judged) is not None and koord_verdicts(judged).decided.tolist() == [False]
     want = judge_node(node, odd, Scheduler.KOORDINATOR, judged.configs, ())
     assert not want.fits and judged.verdict(0).reasons == want.reasons

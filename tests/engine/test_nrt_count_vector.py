@@ -5,10 +5,11 @@ from __future__ import annotations
 from hypothesis import find, given
 from hypothesis import strategies as st
 
+from scheduler_api.engine.model.decided import UNDECIDED
 from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.snapshot import ClusterSnapshot, ContainerSpec, PodSpec
 from scheduler_api.engine.schedulerplugins.fast import count as nrt_count
-from scheduler_api.engine.schedulerplugins.fast.count_vector import UNDECIDED, fill_counts
+from scheduler_api.engine.schedulerplugins.fast.count_vector import fill_counts
 from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
 from tests.engine.test_whatif_properties import SETTINGS, clusters, pods
 

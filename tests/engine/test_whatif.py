@@ -20,7 +20,8 @@ from scheduler_api.engine.model.snapshot import (
 )
 from scheduler_api.engine.whatif.capacity import node_capacity
 from scheduler_api.engine.whatif.evaluate import Scheduler, evaluate, place, prepare
-from scheduler_api.engine.whatif.systems import SystemConfigs, judge_node
+from scheduler_api.engine.whatif.families import judge_node
+from scheduler_api.engine.whatif.systems import SystemConfigs
 from tests.engine.data_nrt_builders import guaranteed, nrt_node, nrt_zone, pod, requests_only
 from tests.engine.test_koordinator import koord_node, lsr_pod
 

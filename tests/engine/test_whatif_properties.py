@@ -20,7 +20,7 @@ from scheduler_api.engine.model.snapshot import (
 )
 from scheduler_api.engine.schedulerplugins.fast.vector import NO_SCORE
 from scheduler_api.engine.whatif.evaluate import NodeVerdict, WhatIfResult, evaluate, place
-from scheduler_api.engine.whatif.systems import judge_node
+from scheduler_api.engine.whatif.families import judge_node
 from tests.engine.test_koordinator import koord_node
 
 GI = 2**30

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler_api.engine.model.results import ReasonCheck
-from scheduler_api.engine.whatif.systems import judge_node
+from scheduler_api.engine.whatif.families import judge_node
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement

@@ -8,13 +8,10 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
-from scheduler_api.engine.crane.fast import count as crane_count
-from scheduler_api.engine.crane.fast import vector as crane_vector
-from scheduler_api.engine.koordinator.fast import count as koordinator_count
-from scheduler_api.engine.koordinator.fast import vector as koordinator_vector
 from scheduler_api.engine.kubelet.cache import shared_cpu_topology
 from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_pinning
-from scheduler_api.engine.model.kubernetes import node_fit_count, pod_request
+from scheduler_api.engine.model.decided import UNDECIDED
+from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.results import (
     EMPTY_ANNOTATIONS,
     PlacementResult,
@@ -23,15 +20,12 @@ from scheduler_api.engine.model.results import (
     refused,
 )
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
-from scheduler_api.engine.schedulerplugins.fast import count as nrt_count
-from scheduler_api.engine.schedulerplugins.fast import count_vector as nrt_count_vector
-from scheduler_api.engine.schedulerplugins.fast.count_vector import UNDECIDED
+from scheduler_api.engine.schedulerplugins.fast.count_vector import node_fit_counts
 from scheduler_api.engine.schedulerplugins.fast.vector import (
     NO_SCORE,
     Bools,
     Ints,
     NRTIndex,
-    judge_all,
     node_fit,
     node_fit_refusals,
 )
@@ -46,16 +40,12 @@ from scheduler_api.engine.whatif.admission import (
 )
 from scheduler_api.engine.whatif.assume import assume
 from scheduler_api.engine.whatif.cache import kubelet_admission
-from scheduler_api.engine.whatif.systems import (
-    SYSTEM_OF_FLAVOUR,
-    Scheduler,
-    SystemConfigs,
-    judge_node,
-)
+from scheduler_api.engine.whatif.families import FAMILIES, judge_node
+from scheduler_api.engine.whatif.systems import SYSTEM_OF_FLAVOUR, Scheduler, SystemConfigs
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
-ALLOCATE_IS_EVALUATE = frozenset({Scheduler.SCHEDULER_PLUGINS, Scheduler.CRANE, Scheduler.DEFAULT})
+ALLOCATE_IS_EVALUATE = frozenset(s for s, family in FAMILIES.items() if not family.picks_cpus)
 KUBELET_PIN_CODES = [SYSTEM_CODES[system] for system in KUBELET_PINS]
 PASSED_NOTES_BY = SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]  # the rest pass without notes
 RESERVATIONS_BY_NODE = "reservations-by-node"  # index memo: (reservations, grouped by node)
@@ -162,32 +152,23 @@ class Judgement:
         self.scheduler, self.configs, self.detailed = scheduler, configs, detailed
         self.request = pod_request(pod)
         self.systems = self._systems()
-        members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
-        bulk = judge_all(index, pod, members, configs.nrt, self.request)
-        self.fits, self.score, self.numa = bulk.fits.copy(), bulk.score.copy(), bulk.numa.copy()
+        size = len(index.nodes)
+        self.fits: Bools = np.zeros(size, np.bool_)
+        self.score: Ints = np.full(size, NO_SCORE, np.int64)
+        self.numa: Ints = np.full(size, -1, np.int64)  # the NUMA node chosen (-1: none)
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[int, tuple[str, ...]] = {}  # notes per policy group
         passed = node_fit(index, self.request)  # the shared filters
         self._settle_node_fit_refusals(~passed)
-        koordinator = (self.systems == SYSTEM_CODES[Scheduler.KOORDINATOR]) & passed
-        self.koordinator = self._koordinator_columns(koordinator)
-        decided = self._koordinator_decided() | self._koordinator_refusals(koordinator)
-        decided |= ~passed
-        decided |= self._koordinator_nothing_fits()
-        crane = (self.systems == SYSTEM_CODES[Scheduler.CRANE]) & passed
-        # Crane rows whose copies are known: `crane_copies` of them (UNLIMITED: the
-        # shared filters' count alone)
-        self.crane_counted = np.zeros(len(index.nodes), np.bool_)
-        self.crane_copies = np.full(len(index.nodes), crane_count.UNLIMITED, np.int64)
-        # greedy Crane rows: the most copies known to fit (the node filters' limit
-        # counts them where it is no more; -1: none known)
-        self.crane_never_empty = np.full(len(index.nodes), -1, np.int64)
-        shared = self._crane_shared(crane)
-        aware = self._crane_aware(crane & ~shared)
-        decided |= shared | aware | self._crane_greedy(crane & ~shared & ~aware)
-        for row in np.flatnonzero((~members | bulk.exact) & ~decided):
-            self._record_judged(int(row))
+        decided = ~passed
+        # each family judging some row decides what its columns can of its rows
+        self.columns = {system: FAMILIES[system].columns(size) for system in self._present()}
+        for system, columns in self.columns.items():
+            rows = passed if len(self.columns) == 1 else passed & self._rows_of(system)
+            decided |= columns.settle(self, rows)
+        for row in np.flatnonzero(~decided).tolist():
+            self._record_judged(row)
         self._top: frozenset[int] | None = None
         self._admit_all()
 
@@ -244,96 +225,6 @@ class Judgement:
         decided = admission_without_pinning(node, self.pod, system, self.exclusive)
         return decided if decided is not None else kubelet_admission(node, self.pod)
 
-    def _koordinator_columns(self, rows: Bools) -> koordinator_vector.ColumnVerdicts | None:
-        """Koordinator's verdicts on the rows its columns decide (`koordinator_vector`), of
-        `rows` (judged by Koordinator, the shared filters passed)."""
-        verdicts = koordinator_vector.judge(
-            self.index, self.pod, rows, self.configs.koordinator, self.reservations_on
-        )
-        if verdicts is not None:
-            decided = verdicts.decided
-            self.fits[decided] = True
-            self.score[decided] = verdicts.score[decided]
-            self.numa[decided] = verdicts.numa[decided]
-        return verdicts
-
-    def _koordinator_refusals(self, rows: Bools) -> Bools:
-        """Rows of `rows` Koordinator refuses before reading any book, with one verdict."""
-        refusals = koordinator_vector.quick_refusals(
-            self.index, self.pod, rows, self.configs.koordinator
-        )
-        if refusals is None:
-            return np.zeros(len(self.index.nodes), np.bool_)
-        refused, verdict = refusals
-        self._settle(refused, verdict)
-        return refused
-
-    def _koordinator_nothing_fits(self) -> Bools:
-        """Rows Koordinator's columns found no NUMA mask can take (`nothing_fits`), settled
-        with one verdict per group: the reference's on the group's first row. A group
-        whose first row is not refused that way is left to the reference row by row."""
-        settled = np.zeros(len(self.index.nodes), np.bool_)
-        if self.koordinator is None:
-            return settled
-        groups = self.koordinator.nothing_fits
-        for group in np.unique(groups[groups >= 0]).tolist():
-            rows = groups == group
-            result = self._judge(int(np.flatnonzero(rows)[0]), allocate=False)
-            unsatisfied = all(r.check is ReasonCheck.UNSATISFIED_NUMA for r in result.reasons)
-            if not result.fits and result.reasons and unsatisfied:
-                self._settle(rows, result)
-                settled |= rows
-        return settled
-
-    def _koordinator_decided(self) -> Bools:
-        """Rows Koordinator's columns decided and nothing judged since (a bound replica)."""
-        decided = np.zeros(len(self.index.nodes), np.bool_)
-        if self.koordinator is not None:
-            decided |= self.koordinator.decided
-            decided[list(self.exact)] = False
-        return decided
-
-    def _crane_shared(self, rows: Bools) -> Bools:
-        """Rows of `rows` (judged by Crane, the shared filters passed) whose group shares
-        one verdict (`crane_vector`), set at once; those that fit are counted by the
-        shared filters alone."""
-        decided = np.zeros(len(self.index.nodes), np.bool_)
-        shared = crane_vector.shared_verdicts(self.index, self.pod, rows, self.configs.crane)
-        for group, result in shared:
-            self._settle(group, result)
-            decided |= group
-            if result.fits:
-                self.crane_counted |= group
-        return decided
-
-    def _crane_aware(self, rows: Bools) -> Bools:
-        """Rows of `rows` decided on their zones (`crane_vector.aware_verdicts`): the
-        topology-aware nodes where some zone takes the pod."""
-        found = crane_vector.aware_verdicts(self.index, self.pod, rows, self.configs.crane)
-        if found is None:
-            return np.zeros(len(self.index.nodes), np.bool_)
-        self._settle_fitting(found)
-        self.crane_counted |= found.decided
-        self.crane_copies = np.where(found.decided, found.copies, self.crane_copies)
-        return found.decided
-
-    def _crane_greedy(self, rows: Bools) -> Bools:
-        """Rows of `rows` decided on their zones (`crane_vector.greedy_verdicts`): nodes
-        that are not topology-aware whose greedy fill finishes in the zone sorted first."""
-        found = crane_vector.greedy_verdicts(self.index, self.pod, rows, self.configs.crane)
-        if found is None:
-            return np.zeros(len(self.index.nodes), np.bool_)
-        self._settle_fitting(found)
-        self.crane_never_empty = np.where(found.decided, found.never_empty, self.crane_never_empty)
-        return found.decided
-
-    def _settle_fitting(self, found: crane_vector.ZoneVerdicts) -> None:
-        """`found`'s rows fit, each with its own verdict (shared between rows, not copied)."""
-        for row, result in found.verdicts.items():
-            self.exact[row] = result
-            self.score[row] = _raw_score(result)
-        self.fits[found.decided] = True
-
     def _settle_node_fit_refusals(self, rows: Bools) -> None:
         """Rows of `rows` (refused by the shared filters) settled with those filters'
         verdicts, read off the columns: every system refuses them alike. Equal reasons
@@ -347,12 +238,17 @@ class Judgement:
         self.fits[rows] = False
         self.score[rows] = NO_SCORE
 
-    def _settle(self, rows: Bools, result: PlacementResult) -> None:
+    def settle(self, rows: Bools, result: PlacementResult) -> None:
         """`result` is the exact verdict of every row of `rows` (shared, not copied)."""
         for row in np.flatnonzero(rows).tolist():
             self.exact[row] = result
         self.fits[rows] = result.fits
         self.score[rows] = _raw_score(result)
+
+    def settle_row(self, row: int, result: PlacementResult) -> None:
+        """`result` is the exact verdict of `row` (its fits is the caller's to set)."""
+        self.exact[row] = result
+        self.score[row] = _raw_score(result)
 
     def _systems(self) -> np.ndarray:
         if self.scheduler is not Scheduler.AUTO:
@@ -362,6 +258,20 @@ class Judgement:
             codes = [SYSTEM_CODES[SYSTEM_OF_FLAVOUR[f]] for f in self.index.flavours]
             cached = self.index.memo["auto-systems"] = np.array(codes, np.int64)
         return cached
+
+    def _present(self) -> tuple[Scheduler, ...]:
+        """The systems judging some row (kept with the index under `auto`)."""
+        if self.scheduler is not Scheduler.AUTO:
+            return (self.scheduler,)
+        cached = self.index.memo.get("auto-present")
+        if not isinstance(cached, tuple):
+            codes = np.unique(self._systems()).tolist()
+            cached = self.index.memo["auto-present"] = tuple(SYSTEM_BY_CODE[c] for c in codes)
+        return cached
+
+    def _rows_of(self, system: Scheduler) -> Bools:
+        rows: Bools = self.systems == SYSTEM_CODES[system]
+        return rows
 
     def reservations_on(self, node: NodeSnapshot) -> tuple[ReservationSnapshot, ...]:
         """The reservations bound to `node`: the only ones any scheduler reads for it."""
@@ -394,6 +304,10 @@ class Judgement:
             raise KeyError(f"no node {name!r} in this snapshot")
         return self.index.row_of[name]
 
+    def judge_row(self, row: int) -> PlacementResult:
+        """The family's verdict on `row` as its node is now (no allocation)."""
+        return self._judge(row, allocate=False)
+
     def _judge(self, row: int, *, allocate: bool) -> PlacementResult:
         node = self.index.nodes[row]
         return judge_node(
@@ -404,8 +318,8 @@ class Judgement:
     def _record_judged(self, row: int) -> None:
         result = self._judge(row, allocate=False)
         self.exact[row] = result
-        self.crane_counted[row] = False  # judged on its own books now
-        self.crane_never_empty[row] = -1
+        for columns in self.columns.values():
+            columns.forget(row)
         self.fits[row] = result.fits
         self.score[row] = _raw_score(result)
         self.cache.pop(row, None)
@@ -639,8 +553,7 @@ class Judgement:
         clone.index = self.index.copy()
         clone.fits, clone.score = self.fits.copy(), self.score.copy()
         clone.scheduler_fits, clone.admissions = self.scheduler_fits.copy(), dict(self.admissions)
-        clone.crane_counted = self.crane_counted.copy()
-        clone.crane_never_empty = self.crane_never_empty.copy()
+        clone.columns = {system: columns.copy() for system, columns in self.columns.items()}
         clone.exact, clone.cache, clone._top = dict(self.exact), {}, None
         return clone
 
@@ -681,28 +594,20 @@ class Judgement:
         return names
 
     def _column_counts(self, limit: int) -> Ints:
-        """Copies per row where columns count them: scheduler-plugins rows, the rows
-        Koordinator's columns decided and counted (their NUMA nodes' copies, within the
-        node-level filters' limit), Crane's counted rows (their zones' copies within
-        that limit), and greedy Crane rows whose fills cannot come out empty up to that
-        limit (`crane_count.fill_count`: the limit); UNDECIDED elsewhere."""
-        members = self.systems == SYSTEM_CODES[Scheduler.SCHEDULER_PLUGINS]
+        """Copies per row where a family's columns count them (each within the shared
+        filters' count: `node_fit_counts`, worked out once if any asks); UNDECIDED
+        elsewhere."""
         counts = np.full(len(self.index.nodes), UNDECIDED, np.int64)
-        if members.any():
-            counted = nrt_count_vector.fill_counts(self.index, self.pod, self.request, limit)
-            counts = np.where(members, counted, counts)
-        decided = self._koordinator_decided()
-        greedy = self.crane_never_empty >= 0
-        if not decided.any() and not self.crane_counted.any() and not greedy.any():
-            return counts
-        cap = nrt_count_vector.node_fit_counts(self.index, self.request, limit)
-        if self.koordinator is not None and decided.any():
-            known = decided & self.koordinator.counted
-            counts = np.where(known, np.minimum(cap, self.koordinator.copies), counts)
-        counts = np.where(greedy & (cap <= self.crane_never_empty), cap, counts)
-        copies = self.crane_copies
-        crane = np.where(copies == crane_count.UNLIMITED, cap, np.minimum(cap, copies))
-        return np.where(self.crane_counted, crane, counts)
+        caps: list[Ints] = []
+
+        def cap() -> Ints:
+            if not caps:
+                caps.append(node_fit_counts(self.index, self.request, limit))
+            return caps[0]
+
+        for columns in self.columns.values():
+            counts = columns.counts(self, counts, limit, cap)
+        return counts
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.
@@ -730,17 +635,7 @@ class Judgement:
 
         `judged`: this judgement's verdict on `node` (Koordinator need not Filter the
         first copy again)."""
-        pod, request, configs = self.pod, self.request, self.configs
-        if system is Scheduler.KOORDINATOR:
-            reservations = self.reservations_on(node)
-            return koordinator_count.fill_count(
-                node, pod, configs.koordinator, reservations, request, limit, judged=judged
-            )
-        if system is Scheduler.CRANE:
-            return crane_count.fill_count(node, pod, configs.crane, request, limit)
-        if system is Scheduler.DEFAULT:
-            return node_fit_count(node, request, limit)
-        return nrt_count.fill_count(node, pod, request, limit)
+        return FAMILIES[system].count_copies(self, node, limit, judged)
 
     def fill_copy_by_copy(self, row: int, limit: int, *, fast: bool) -> int:
         """The reference fill: allocate, assume, judge the grown node again.

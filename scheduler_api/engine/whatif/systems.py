@@ -8,25 +8,17 @@ Taints, affinity and the other default plugins are not modelled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from functools import partial
 from types import MappingProxyType
 
-from scheduler_api.engine.crane import cache as crane_cache
-from scheduler_api.engine.crane.reference import plugin as crane
 from scheduler_api.engine.crane.reference.plugin import CraneConfig
-from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
-from scheduler_api.engine.koordinator.reference import plugin as koordinator
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
-from scheduler_api.engine.model.kubernetes import node_fit_reasons, pod_request
 from scheduler_api.engine.model.results import (
     PlacementResult,
-    refused,
 )
-from scheduler_api.engine.model.snapshot import Flavour, NodeSnapshot, PodSpec, ReservationSnapshot
-from scheduler_api.engine.schedulerplugins.reference import match as nrt_match
+from scheduler_api.engine.model.snapshot import Flavour, NodeSnapshot, PodSpec
 from scheduler_api.engine.schedulerplugins.reference.match import NRTMatchConfig, ScoringStrategy
 
 
@@ -148,60 +140,3 @@ def default_scheduler_verdict(
 
     Its NodeResourcesFit score is not reproduced (score None)."""
     return PlacementResult(fits=True, notes=(NO_TOPOLOGY_PLUGIN_NOTE,))
-
-
-_EVALUATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {
-        Scheduler.SCHEDULER_PLUGINS: nrt_match.evaluate,
-        Scheduler.CRANE: crane.evaluate,
-        Scheduler.KOORDINATOR: koordinator.evaluate,
-        Scheduler.DEFAULT: default_scheduler_verdict,
-    }
-)
-_ALLOCATE: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {
-        Scheduler.SCHEDULER_PLUGINS: nrt_match.allocate,
-        Scheduler.CRANE: crane.allocate,
-        Scheduler.KOORDINATOR: koordinator.allocate,
-        Scheduler.DEFAULT: default_scheduler_verdict,
-    }
-)
-# The same answers from what earlier questions kept (crane's claimed zones) and, for
-# Koordinator, Filter and Score by counting (exact; property-tested against the above).
-_EVALUATE_FAST: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {
-        **_EVALUATE,
-        Scheduler.CRANE: partial(crane.evaluate, zones=crane_cache.kept_zones),
-        Scheduler.KOORDINATOR: koordinator_fast.evaluate,
-    }
-)
-_ALLOCATE_FAST: Mapping[Scheduler, NodeRunner] = MappingProxyType(
-    {
-        **_ALLOCATE,
-        Scheduler.CRANE: partial(crane.allocate, zones=crane_cache.kept_zones),
-        Scheduler.KOORDINATOR: koordinator_fast.allocate,
-    }
-)
-
-
-def judge_node(
-    node: NodeSnapshot,
-    pod: PodSpec,
-    system: Scheduler,
-    configs: SystemConfigs,
-    reservations: Sequence[ReservationSnapshot],
-    *,
-    allocate: bool = False,
-    request: Mapping[str, int] | None = None,
-    fast: bool = False,
-) -> PlacementResult:
-    """One node's verdict: the shared filters, then the system's own filter and score.
-
-    `fast` lets Koordinator's Filter and Score count instead of allocating (same answers).
-    """
-    shared = node_fit_reasons(node, pod_request(pod) if request is None else request)
-    if shared:
-        return refused(*shared)
-    runners = (_ALLOCATE_FAST if allocate else _EVALUATE_FAST) if fast else None
-    runner = (runners or (_ALLOCATE if allocate else _EVALUATE))[system]
-    return runner(node, pod, config=configs.config_for(system), reservations=reservations)

@@ -30,10 +30,9 @@ from scheduler_api.engine.crane.reference.plugin import (
     topology_aware,
     whole_cores,
 )
+from scheduler_api.engine.model.decided import UNLIMITED
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.snapshot import Flavour, NodeSnapshot, PodSpec
-
-UNLIMITED = -1
 
 
 def _copies_of(free: int, wanted: int, debit: int) -> int:

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_api.engine.crane.cache import kept_zones
-from scheduler_api.engine.crane.fast.count import UNLIMITED
 from scheduler_api.engine.crane.reference.plugin import (
     FIXED_RESOURCES,
     CraneConfig,
@@ -56,6 +55,7 @@ from scheduler_api.engine.crane.reference.plugin import (
     topology_aware,
     whole_cores,
 )
+from scheduler_api.engine.model.decided import UNLIMITED
 from scheduler_api.engine.model.results import PlacementResult
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints, NRTIndex

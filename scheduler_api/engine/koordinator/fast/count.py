@@ -85,6 +85,7 @@ from scheduler_api.engine.koordinator.reference.state import (
     NodeMemo,
     add,
 )
+from scheduler_api.engine.model.decided import Undecided
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.results import PlacementResult, Reason
 from scheduler_api.engine.model.snapshot import (
@@ -122,10 +123,6 @@ def copy_allocation(state: NodeAllocation) -> NodeAllocation:
         shared={numa: set(uids) for numa, uids in state.shared.items()},
         single={numa: set(uids) for numa, uids in state.single.items()},
     )
-
-
-class Undecided(Exception):
-    """A copy the counts cannot follow: the reference has to fill this node."""
 
 
 def attributable(run: NodeRun, layout: CPULayout) -> bool:

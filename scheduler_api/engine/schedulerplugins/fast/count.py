@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from scheduler_api.engine.model.decided import UNLIMITED
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.snapshot import (
     NodeSnapshot,
@@ -42,8 +43,6 @@ from scheduler_api.engine.schedulerplugins.reference.common import (
     numa_node_list,
     resolve_topology_manager,
 )
-
-UNLIMITED = -1
 
 
 def _single_request(node: NodeSnapshot, pod: PodSpec) -> dict[str, int] | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from scheduler_api.engine.model.decided import UNDECIDED, UNLIMITED
 from scheduler_api.engine.model.snapshot import PodSpec, QoSClass
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints, NRTIndex
 from scheduler_api.engine.schedulerplugins.reference.common import (
@@ -25,9 +26,6 @@ from scheduler_api.engine.schedulerplugins.reference.common import (
     is_host_level,
     is_numa_affine,
 )
-
-UNDECIDED = -1
-UNLIMITED = -1  # as nrt_count: a NUMA filter that never refuses
 
 
 def _copies(room: Ints, step: int) -> Ints:
