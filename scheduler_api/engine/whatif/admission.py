@@ -7,9 +7,10 @@ what-if must say both: the scheduler's verdict and the kubelet's. "Fits" is both
 
 The kubelet's static CPU manager and Topology Manager decide the cpuset behind
 schedulers that pick no CPUs (scheduler-plugins, the default scheduler): that is
-`whatif_kubelet.kubelet_pinning`, the reference this stage reads. Behind crane-scheduler
-and koord-scheduler, crane-agent and koordlet pin the CPUs their scheduler chose; the
-kubelet's own admission there is not modelled and the answer says so.
+`kubelet.reference.admission.kubelet_pinning`, the reference this stage reads. Behind
+crane-scheduler and koord-scheduler, crane-agent and koordlet pin the CPUs their
+scheduler chose; the kubelet's own admission there is not modelled and the answer says
+so.
 """
 
 from __future__ import annotations

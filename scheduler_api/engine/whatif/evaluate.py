@@ -3,7 +3,7 @@
 `evaluate` judges one pod against every node of a snapshot and ranks them;
 `place` binds replicas one after another, each seeing the ones before, and
 counts how many more would fit. Nodes judged by scheduler-plugins are decided in
-bulk on numpy columns (`whatif_vector`); every other node, and every node the
+bulk on numpy columns (`schedulerplugins.fast.vector`); every other node, and every node the
 columns cannot decide, goes through the system's reference reproduction. Only
 the top-ranked nodes get the costly allocation step (cpuset, annotations).
 """

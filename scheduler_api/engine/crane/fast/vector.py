@@ -17,7 +17,7 @@ of each group is judged and its verdict stands for the group:
 * otherwise, a node whose crane cpuManagerPolicy is not Static fits with score 0.
 
 The copies such a node takes alone are then what the shared filters admit
-(`crane_count.fill_count` returns before reading a zone), and none on a refusal.
+(`crane.fast.count.fill_count` returns before reading a zone), and none on a refusal.
 
 Topology-aware nodes (`aware_verdicts`): the whole request goes to one zone, the one
 Go's sort puts first among those without a shortfall; the verdict depends only on
@@ -26,10 +26,10 @@ that zone, and the copies on each zone's free amounts (see the function).
 Nodes that are not topology-aware (`greedy_verdicts`): where the zone Go's sort puts
 first holds the whole request, the greedy fill ends there, and the verdict depends only
 on that zone. Their copies are the node-level filters' limit wherever
-`crane_count.greedy_never_empty` vouches for that many (worked out here as a bound per
+`crane.fast.count.greedy_never_empty` vouches for that many (worked out here as a bound per
 row); the other rows are filled copy by copy.
 
-Property tests hold every row to `whatif_systems.judge_node` and to the copy-by-copy
+Property tests hold every row to `whatif.systems.judge_node` and to the copy-by-copy
 fill.
 """
 
@@ -123,7 +123,7 @@ def aware_verdicts(
     NUMA ids. Filter keeps the zones without a shortfall; assignTopologyResult sorts them
     by free cpu, most first (Go 1.17's sort.Slice: a Shell pass of gap 6, then an
     insertion sort), and places the whole request in the first; Score is 100. A copy
-    debits only its zone, by the amounts the next cycle reads back (`crane_count`).
+    debits only its zone, by the amounts the next cycle reads back (`crane.fast.count`).
     """
     request = _placed_request(pod, config)
     found = _case_members(index, pod, rows, aware=True) if request is not None else None
@@ -150,7 +150,7 @@ def aware_verdicts(
 @dataclass(frozen=True)
 class GreedyVerdicts(ZoneVerdicts):
     """... and per row the most copies none of whose greedy fills can come out empty
-    (`crane_count.greedy_never_empty`; -1 on the other rows)."""
+    (`crane.fast.count.greedy_never_empty`; -1 on the other rows)."""
 
     never_empty: Ints
 
@@ -312,7 +312,7 @@ class _ZoneTable:
         return np.take_along_axis(order, first[:, None], 1)[:, 0]
 
     def never_empty(self) -> Ints:
-        """Per row, the most copies `crane_count.greedy_never_empty` vouches for: some
+        """Per row, the most copies `crane.fast.count.greedy_never_empty` vouches for: some
         requested fixed resource's positive free total (cpu in whole cores) exceeds that
         many greedy debits (each the request of its basis, cpu for memory, plus the
         zones' shortfalls of it). -1 where not even none would."""
@@ -333,7 +333,7 @@ class _ZoneTable:
         return self.whole_core_free if name == "cpu" else self.free[name]
 
     def copies(self) -> Ints:
-        """`crane_count.aware_copies` per row: each zone's copies summed (UNLIMITED when
+        """`crane.fast.count.aware_copies` per row: each zone's copies summed (UNLIMITED when
         some zone is never short)."""
         debit = published_amounts(self.request)
         per_zone = np.full(self.valid.shape, UNLIMITED, np.int64)

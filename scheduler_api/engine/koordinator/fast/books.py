@@ -2,8 +2,8 @@
 
 Koordinator's books as counts: the CPU layout indexed once, and what an attempt reads.
 
-`koordinator_fast` decides allocation attempts from these counts instead of cpusets;
-`koordinator_count` updates them in place as copies are assumed. What derives from a
+`koordinator.fast.filter_score` decides allocation attempts from these counts instead of cpusets;
+`koordinator.fast.count` updates them in place as copies are assumed. What derives from a
 node's kept books alone (the layout, the books for a bind policy, NUMA statuses) is
 kept with them (`kept`): a what-if asks for it on every node, and the next what-if on
 the same cached snapshot asks again.

@@ -6,7 +6,7 @@ The reference fills the node one copy at a time: judge it (every NUMA mask a rea
 allocation), assume the copy into a new NodeSnapshot, rebuild the resource manager's
 books from scratch, judge again. Here the books are built once and updated in place
 as each copy is assumed, and each copy is judged by the counting Filter of
-`koordinator_fast`:
+`koordinator.fast.filter_score`:
 
 * counting mode: a copy's cpus are counted per NUMA node, never picked. Exact when
   which cpus a copy takes cannot change whether later copies fit: no cpu binding, a
@@ -15,7 +15,7 @@ as each copy is assumed, and each copy is judged by the counting Filter of
 * picking mode (SpreadByPCPUs required, where later copies depend on which cores
   earlier ones touched, or a cpuset taken "anywhere" on a multi-node layout under a
   NUMA policy): each copy's cpuset comes from the real Reserve (`koordinator.place`),
-  or from its takeCPUs calls where those are exact (`koordinator_takes`).
+  or from its takeCPUs calls where those are exact (`koordinator.fast.takes`).
 
 Where a copy's effect is known, many are assumed at once (each exactness argument is
 at its method, each property-tested against the copy-by-copy fill): the copies a
@@ -29,7 +29,7 @@ The shared node filters only tighten as copies pile up; their limit is counted o
 (`node_fit_count`). A copy's new cpus were free, so no other holder shares them and
 the order the reference rebuilds its books in cannot matter.
 
-`fill_count` returns None where this does not apply (`koordinator_fast.countable`, a
+`fill_count` returns None where this does not apply (`koordinator.fast.filter_score.countable`, a
 uid clash with the assumed copies); the caller then runs the reference loop.
 """
 

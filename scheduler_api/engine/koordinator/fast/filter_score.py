@@ -8,7 +8,7 @@ walking every CPU of the node (about 100 ms for one 8-zone, 384-CPU node). Wheth
 such an allocation *succeeds*, though, only depends on counts:
 
 * the NUMA amounts come from `distribute` over the mask (the reference function, or
-  `koordinator_spread.Spreader`, which works its per-pod parts out once per walk);
+  `koordinator.fast.spread.Spreader`, which works its per-pod parts out once per walk);
 * allocateCPUSet then takes, from each NUMA node of the mask, min(usable cpus there,
   its cpu amount) cpus, and fails unless these add up to the cpus needed; takeCPUs
   itself never fails when asked for no more cpus than it is offered;
@@ -31,7 +31,7 @@ it down whether it allocates or not (on nodes whose cpus sit in a few of many NU
 nodes, most masks).
 
 Used only where these arguments hold (`countable`); elsewhere the reference runs.
-What depends on the node alone is kept with its books (`koordinator_books.kept`).
+What depends on the node alone is kept with its books (`koordinator.fast.books.kept`).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ from scheduler_api.engine.model.snapshot import (
 )
 
 VIEW_ROWS_KEPT = 16  # derived rows kept per node view
-# From this many NUMA nodes on (15 masks), a whole walk runs on arrays (`koordinator_masks`)
+# From this many NUMA nodes on (15 masks), a whole walk runs on arrays (`koordinator.fast.masks`)
 ARRAY_WALK_MIN_NUMA_NODES = 4
 
 # --- one allocation attempt, decided by counts --------------------------------------------------
@@ -207,7 +207,7 @@ class HintWalk:
     one NUMA node's amount, worked out a width at a time; when even every NUMA node
     together is too small, no mask can allocate and none is visited. Masks that may
     allocate are distributed by a `Spreader`; a whole walk for a pod binding no cpus
-    distributes every mask at once on arrays (`koordinator_masks`).
+    distributes every mask at once on arrays (`koordinator.fast.masks`).
     """
 
     def __init__(
@@ -323,7 +323,7 @@ class HintWalk:
         return generator.result(requests, self.run.numa_policy), False
 
     def _walks_on_arrays(self, generator: HintsGenerator) -> bool:
-        """A whole walk `koordinator_masks` answers: every NUMA node publishing the same
+        """A whole walk `koordinator.fast.masks` answers: every NUMA node publishing the same
         names (barred NUMA nodes are then final, the rest add every mask), a pod binding
         no cpus (no `dead` NUMA nodes, no cpu rule), and enough NUMA nodes to pay."""
         return (
@@ -337,7 +337,7 @@ class HintWalk:
         self, generator: HintsGenerator, barred: frozenset[int]
     ) -> dict[str, list[Hint]]:
         """The hints the loop below gives, every mask that allocates in walk order
-        (`koordinator_masks.allocating_rows` decides which; none holds a barred NUMA
+        (`koordinator.fast.masks.allocating_rows` decides which; none holds a barred NUMA
         node, so the generator takes each whole: `accepted_hints`)."""
         table = mask_table(self.numa_ids, barred)
         rows = allocating_rows(table, self.spreader, self.rows, self.needs, self.numa_ids)

@@ -2,7 +2,7 @@
 
 tryBestToDistributeEvenly for one pod and one set of books, mask after mask.
 
-`koordinator_numa.distribute` works one hint out from scratch: it sorts the requests,
+`koordinator.reference.numa.distribute` works one hint out from scratch: it sorts the requests,
 collects the published names and sorts the hint's NUMA nodes for every resource. The
 counting hint walk asks the same question for up to 2^N - 1 masks with the same
 requests and amounts, so here that work is done once. Upstream's sort compares amounts

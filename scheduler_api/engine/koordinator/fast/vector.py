@@ -2,7 +2,7 @@
 
 koord-scheduler's Filter, Score and capacity count on columns, for its commonest cases.
 
-A cluster what-if judges every Koordinator node one by one through `koordinator_fast`
+A cluster what-if judges every Koordinator node one by one through `koordinator.fast.filter_score`
 (NodeRun, books, a hint walk, the merge, Score): about 150 µs a node. For one case
 the whole answer follows from a few amounts per NUMA node, so it is worked out here
 for every such node at once on numpy arrays of shape (nodes, NUMA nodes):
@@ -27,17 +27,17 @@ reservations' owners may reuse (`available_numa`: it leaves max(R - max(D, 0), 0
   later hint as wide replaces the best only with a higher score;
 * the allocation Filter then tries succeeds (distribute over one NUMA node places the
   whole request), and Score is the scorer over that NUMA node's R and max(D, 0);
-* capacity (`koordinator_count`'s single-NUMA fill): NUMA node p takes
+* capacity (`koordinator.fast.count`'s single-NUMA fill): NUMA node p takes
   min over requested r of (R - a - D) // a + 1 copies (0 unless R >= a and
   R - a - D >= 0), and the node min(its node-level limit, the sum over p).
 
-A pod binding n cpus also reads the books' cpus (`koordinator_books.Books`, the same
+A pod binding n cpus also reads the books' cpus (`koordinator.fast.books.Books`, the same
 for every such pod: only a required bind policy changes them): NUMA node p is a hint
 only if cpu is published, p has n free cpus and the node n free cpus anywhere
 (allocateCPUSet takes the whole request from p); Score counts every cpu the books
 hold as the cpu in use; p takes min(its copies, free cpus in p // n) copies and the
 node at most its free cpus // n (each copy takes n cpus off both, as
-`koordinator_count` assumes alike copies). Its nodes need a valid CPU topology
+`koordinator.fast.count` assumes alike copies). Its nodes need a valid CPU topology
 (bind_checks) and at least two NUMA nodes.
 
 Restricted admits the narrowest preferred hint, so where some single NUMA node is a
@@ -153,7 +153,7 @@ class SingleNUMAColumns:
         self.net_held: dict[str, Ints] = {}
         self.node_allocatable: dict[str, Ints] = {}
         self.node_requested: dict[str, Ints] = {}
-        # the books' cpus (`koordinator_books.Books`, under the node's required bind
+        # the books' cpus (`koordinator.fast.books.Books`, under the node's required bind
         # policy if any), which a pod that binds cpus reads: free per NUMA node, free
         # anywhere, held
         self.numa_free = np.zeros((count, width), np.int64)
@@ -521,7 +521,7 @@ def _scores(
     weights: Mapping[str, int],
     strategy: str,
 ) -> Ints:
-    """`koordinator_numa.resource_score` elementwise over arrays of `shape` (the amounts
+    """`koordinator.reference.numa.resource_score` elementwise over arrays of `shape` (the amounts
     of each weighed resource; no weight scores 0 everywhere)."""
     total = np.zeros(shape, np.int64)
     weight_sum = np.zeros(shape, np.int64)
@@ -731,7 +731,7 @@ def _with_whole_cores(
     cores); with no NUMA policy the attempt has no hint, so it succeeds when the books
     (required FullPCPUs: whole free cores) hold n cpus anywhere; Score is the node-level
     scorer. Each copy takes n cpus as whole cores (a uniform layout), so the node takes
-    free // n copies (`koordinator_count`'s copies anywhere)."""
+    free // n copies (`koordinator.fast.count`'s copies anywhere)."""
     needed, whole = state.num_cpus_needed, columns.whole_cores
     fits = whole & _aligned(columns, needed) & (columns.full_free >= needed)
     score = _node_scores(columns, state.requests, config)
@@ -752,8 +752,8 @@ def _with_cpus(
 
     allocateCPUSet takes min(free cpus there, cpu amount placed) from the hint's NUMA
     node, the whole cpu request, and must get `needed`; it refuses first when the
-    node's free cpus fall short (`koordinator_fast.cpu_reason`). Each copy then takes
-    `needed` cpus off both counts (`koordinator_count`'s alike copies)."""
+    node's free cpus fall short (`koordinator.fast.filter_score.cpu_reason`). Each copy then takes
+    `needed` cpus off both counts (`koordinator.fast.count`'s alike copies)."""
     cpu_published, _, _ = columns.amounts("cpu")
     room = (columns.numa_free >= needed) & (columns.free_cpus >= needed)[:, None]
     fits = fits & room & cpu_published[:, None]

@@ -2,7 +2,7 @@
 
 Reproduces resource_manager.go (GetTopologyHints, Allocate, allocateResourcesByHint,
 tryBestToDistributeEvenly, allocateCPUSet), reservation.go (tryAllocateFromReservation,
-tryAllocateFromNode) and the scorers; the merge lives in `koordinator_merge`.
+tryAllocateFromNode) and the scorers; the merge lives in `koordinator.reference.merge`.
 """
 
 from __future__ import annotations

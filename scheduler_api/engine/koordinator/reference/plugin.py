@@ -1,7 +1,7 @@
 """koord-scheduler NodeNUMAResource: PreFilter, Filter, Score, Reserve and PreBind.
 
 Reproduces pkg/scheduler/plugins/nodenumaresource plugin.go, topology_hint.go,
-scoring.go and util.go on top of the resource manager in `koordinator_numa`.
+scoring.go and util.go on top of the resource manager in `koordinator.reference.numa`.
 `evaluate` runs PreFilter + Filter + Score; `allocate` additionally runs Reserve and
 renders the annotations PreBind writes (resource-status, and resource-spec when the
 pod's bind policy was defaulted), so cpusets are only computed where needed.
@@ -233,7 +233,7 @@ def node_run(
 class AllocationOps(Protocol):
     """The three questions Filter and Score put to the resource manager.
 
-    The reference answers them by allocating (cpusets and all); `koordinator_fast`
+    The reference answers them by allocating (cpusets and all); `koordinator.fast.filter_score`
     answers the same questions from counts. Both must give equal answers.
     """
 

@@ -117,7 +117,7 @@ def split_reservations(
     """Matched: Available on this node, not used up (allocateOnce), owned, and then the one
     the pod's reservation affinity names (whether schedulable or not), or, without a
     name, any schedulable one (checkReservationMatchedOrIgnored). A pod that ignores
-    reservations sees them all (`koordinator_numa.try_ignoring_reservations`).
+    reservations sees them all (`koordinator.reference.numa.try_ignoring_reservations`).
     Reservation taints and affinity selectors are not modelled."""
     matched, unmatched = [], []
     named = pod.reservation_affinity_name

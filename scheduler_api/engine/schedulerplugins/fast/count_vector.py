@@ -1,13 +1,14 @@
 """Mirrors: schedulerplugins.fast.count.fill_count, model.kubernetes.node_fit_count.
 
-`nrt_count.fill_count` on every row of an NRTIndex at once.
+`schedulerplugins.fast.count.fill_count` on every row of an NRTIndex at once.
 
 Capacity asks each fitting node how many copies of the pod it takes alone. For
-scheduler-plugins nodes `nrt_count` answers in closed form (node-level room, then per
-NUMA zone `available // request`); here the same arithmetic runs on the index's
-columns for every row in one pass. A row `nrt_count` would leave to the copy-by-copy
-fill (several requests aligned in turn, a negative amount, duplicate NUMA ids) comes
-back UNDECIDED. Property tests hold every row to `nrt_count.fill_count`.
+scheduler-plugins nodes `schedulerplugins.fast.count` answers in closed form (node-level
+room, then per NUMA zone `available // request`); here the same arithmetic runs on the
+index's columns for every row in one pass. A row `schedulerplugins.fast.count` would
+leave to the copy-by-copy fill (several requests aligned in turn, a negative amount,
+duplicate NUMA ids) comes back UNDECIDED. Property tests hold every row to
+`schedulerplugins.fast.count.fill_count`.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from scheduler_api.engine.schedulerplugins.reference.common import (
 
 
 def _copies(room: Ints, step: int) -> Ints:
-    """How many k >= 0 have k * step <= room, per row (`whatif_systems._copies`)."""
+    """How many k >= 0 have k * step <= room, per row (`whatif.systems._copies`)."""
     return np.where(room >= 0, room // step + 1, 0)
 
 
 def node_fit_counts(index: NRTIndex, request: Mapping[str, int], limit: int) -> Ints:
-    """`whatif_systems.node_fit_count` per row: copies the node-level filters admit."""
+    """`whatif.systems.node_fit_count` per row: copies the node-level filters admit."""
     count = np.full(len(index.nodes), limit, np.int64)
     pods_room = index.node_free("pods") - 1
     pods_limited = _copies(pods_room, request.get("pods", 0) + 1)
@@ -46,7 +47,8 @@ def node_fit_counts(index: NRTIndex, request: Mapping[str, int], limit: int) -> 
 
 
 def numa_copies(index: NRTIndex, request: Mapping[str, int], qos: QoSClass) -> Ints:
-    """`nrt_count.numa_copies` per row (UNLIMITED where the filter never runs short)."""
+    """`schedulerplugins.fast.count.numa_copies` per row (UNLIMITED where the filter
+    never runs short)."""
     count, valid = len(index.nodes), index.zone_valid
     absent = np.zeros(count, np.bool_)  # a requested resource the node does not have
     checked_any = np.zeros(count, np.bool_)
@@ -83,7 +85,7 @@ def _scope_requests(pod: PodSpec) -> tuple[dict[str, int], dict[str, int] | None
 
 
 def fill_counts(index: NRTIndex, pod: PodSpec, request: Mapping[str, int], limit: int) -> Ints:
-    """`nrt_count.fill_count` per row; UNDECIDED where it returns None."""
+    """`schedulerplugins.fast.count.fill_count` per row; UNDECIDED where it returns None."""
     cap = node_fit_counts(index, request, limit)
     if pod.qos_class is QoSClass.BEST_EFFORT and not includes_non_native(pod):
         return cap

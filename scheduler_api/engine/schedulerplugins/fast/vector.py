@@ -9,7 +9,7 @@ amounts) the answer is computed here for all nodes in one pass over arrays of
 shape (nodes, zones). Every node the columns cannot decide exactly (container
 scope with several containers, BalancedAllocation or LeastNUMANodes scoring,
 duplicate NUMA ids, undefined scores) is flagged `exact` and judged one by one
-by `nrt_match`, the reference. Property tests check both agree on every node.
+by `schedulerplugins.reference.match`, the reference. Property tests check both agree on every node.
 
 Cost: building the index is O(nodes × zones × resources) in Python, once per
 snapshot; judging a pod is O(nodes × zones × requested resources) in numpy.
@@ -240,7 +240,7 @@ class VectorVerdicts:
 
 
 def node_fit(index: NRTIndex, request: Mapping[str, int]) -> Bools:
-    """NodeUnschedulable and NodeResourcesFit, as `whatif_systems.node_fit_reasons`."""
+    """NodeUnschedulable and NodeResourcesFit, as `whatif.systems.node_fit_reasons`."""
     fits = ~index.unschedulable & (index.node_free("pods") >= 1)
     for name, wanted in request.items():
         if wanted > 0 and name != "pods":
@@ -251,7 +251,7 @@ def node_fit(index: NRTIndex, request: Mapping[str, int]) -> Bools:
 def node_fit_refusals(
     index: NRTIndex, request: Mapping[str, int], rows: Ints
 ) -> tuple[Ints, list[tuple[Reason, ...]]]:
-    """`whatif_systems.node_fit_reasons` of each of `rows`, read off the columns (a large
+    """`whatif.systems.node_fit_reasons` of each of `rows`, read off the columns (a large
     pod is refused by these filters on thousands of nodes), grouped: per row the
     position of its reasons among the distinct sets of reasons, and those sets."""
     cordoned = index.unschedulable[rows]
@@ -301,7 +301,8 @@ def _node_fit_reasons(
 def align(
     index: NRTIndex, requests: Mapping[str, int], qos: QoSClass, rows: Bools
 ) -> tuple[Bools, Ints]:
-    """`nrt_match.align` on every row: does one NUMA zone hold everything, and which."""
+    """`schedulerplugins.reference.match.align` on every row: does one NUMA zone hold
+    everything, and which."""
     mask = index.zone_valid.copy()
     touched = np.zeros(len(rows), np.bool_)
     failed = np.zeros(len(rows), np.bool_)

@@ -1,6 +1,7 @@
 """scheduler-plugins NodeResourceTopologyMatch: constants, arguments and the per-NUMA view.
 
-Shared by the Filter (`nrt_match`) and the Score strategies (`nrt_scoring`).
+Shared by the Filter (`schedulerplugins.reference.match`) and the Score strategies
+(`schedulerplugins.reference.scoring`).
 """
 
 from __future__ import annotations

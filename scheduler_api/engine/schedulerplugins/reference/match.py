@@ -1,7 +1,7 @@
 """scheduler-plugins NodeResourceTopologyMatch: Filter and Score, case for case.
 
-The per-NUMA view and the plugin arguments live in `nrt_common`, the Score
-strategies in `nrt_scoring`; this module is the Filter and the entry points.
+The per-NUMA view and the plugin arguments live in `schedulerplugins.reference.common`, the Score
+strategies in `schedulerplugins.reference.scoring`; this module is the Filter and the entry points.
 
 Reproduces pkg/noderesourcetopology (filter.go, score.go, least_numa.go,
 *_allocated.go, balanced_allocation.go, numaresources.go, nodeconfig). The per-NUMA

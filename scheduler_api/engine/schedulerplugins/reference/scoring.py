@@ -1,7 +1,8 @@
 """scheduler-plugins NodeResourceTopologyMatch Score strategies.
 
 Reproduces score.go, least_allocated.go, most_allocated.go, balanced_allocation.go and
-least_numa.go on the per-NUMA view of `nrt_common`; raw scores before normalisation.
+least_numa.go on the per-NUMA view of `schedulerplugins.reference.common`; raw scores
+before normalisation.
 """
 
 from __future__ import annotations
