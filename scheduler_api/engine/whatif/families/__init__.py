@@ -25,7 +25,7 @@ from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
 
-__all__ = ["FAMILIES", "Columns", "Family", "NodeRunner", "judge_node"]
+__all__ = ["FAMILIES", "Columns", "Family", "NodeRunner", "Unchanging", "judge_node"]
 
 NodeRunner = Callable[..., PlacementResult]
 
@@ -53,6 +53,16 @@ class Columns(Protocol):
     def copy(self) -> Columns:
         """A copy a working copy of the judgement may change."""
         ...
+
+
+class Unchanging:
+    """Columns whose state no bound replica changes: nothing to forget, nothing to copy."""
+
+    def forget(self, row: int) -> None:
+        return None
+
+    def copy(self) -> Columns:
+        return self  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

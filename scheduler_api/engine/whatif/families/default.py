@@ -10,14 +10,14 @@ import numpy as np
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.snapshot import NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints
-from scheduler_api.engine.whatif.families import Columns, Family
+from scheduler_api.engine.whatif.families import Family, Unchanging
 from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs, default_scheduler_verdict
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
 
 
-class NoColumns:
+class NoColumns(Unchanging):
     """A family whose every row is judged on its own."""
 
     def __init__(self, size: int) -> None:
@@ -30,12 +30,6 @@ class NoColumns:
         self, judgement: Judgement, counts: Ints, limit: int, cap: Callable[[], Ints]
     ) -> Ints:
         return counts
-
-    def forget(self, row: int) -> None:
-        return None
-
-    def copy(self) -> Columns:
-        return self
 
 
 def count_copies(

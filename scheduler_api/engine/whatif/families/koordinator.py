@@ -14,16 +14,17 @@ from scheduler_api.engine.koordinator.reference import plugin as koordinator
 from scheduler_api.engine.model.results import PlacementResult, ReasonCheck
 from scheduler_api.engine.model.snapshot import NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints
-from scheduler_api.engine.whatif.families import Columns, Family
+from scheduler_api.engine.whatif.families import Family, Unchanging
 from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
 
 
-class KoordinatorColumns:
+class KoordinatorColumns(Unchanging):
     """Verdicts of the rows Koordinator's columns decide (`koordinator_vector.judge`),
-    refusals before any book is read, and groups where no NUMA mask takes the pod."""
+    refusals before any book is read, and groups where no NUMA mask takes the pod.
+    Unchanging: `decided` leaves out every row judged since."""
 
     def __init__(self, size: int) -> None:
         self.verdicts: koordinator_vector.ColumnVerdicts | None = None
@@ -93,12 +94,6 @@ class KoordinatorColumns:
         if not known.any():
             return counts
         return np.where(known, np.minimum(cap(), self.verdicts.copies), counts)
-
-    def forget(self, row: int) -> None:
-        return None  # `decided` leaves out every row judged since
-
-    def copy(self) -> Columns:
-        return self  # nothing in it changes
 
 
 def count_copies(

@@ -12,14 +12,14 @@ from scheduler_api.engine.schedulerplugins.fast import count as nrt_count
 from scheduler_api.engine.schedulerplugins.fast import count_vector as nrt_count_vector
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints, judge_all
 from scheduler_api.engine.schedulerplugins.reference import match as nrt_match
-from scheduler_api.engine.whatif.families import Columns, Family
+from scheduler_api.engine.whatif.families import Family, Unchanging
 from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
 
 
-class NRTColumns:
+class NRTColumns(Unchanging):
     """Filter and raw Score of every row at once (`judge_all`), and the rows' copies
     (`nrt_count_vector.fill_counts`)."""
 
@@ -44,12 +44,6 @@ class NRTColumns:
         index, pod, request = judgement.index, judgement.pod, judgement.request
         counted = nrt_count_vector.fill_counts(index, pod, request, limit)
         return np.where(self.rows, counted, counts)
-
-    def forget(self, row: int) -> None:
-        return None
-
-    def copy(self) -> Columns:
-        return self
 
 
 def count_copies(
