@@ -8,7 +8,8 @@ container) on one zone, some such placement must explain every zone exactly.
 
 from __future__ import annotations
 
-from topology.demo.qos import QosClass, exclusive_cpus, pod_qos_class
+from scheduler_api.engine import QoSClass
+from topology.demo.qos import exclusive_cpus, spec_pod
 from topology.demo.quantity import CPU, GPU, MEMORY
 
 from .check_index import ClusterIndex, Obj, pod_requests, resources
@@ -25,12 +26,11 @@ _POLICY_PREFIXES = {
 def held_by_pods(pods: list[Obj]) -> dict[str, int]:
     held = {CPU: 0, MEMORY: 0, GPU: 0}
     for pod in pods:
-        spec = pod.get("spec", {})
+        engine_pod = spec_pod(pod.get("spec", {}))
         requests = pod_requests(pod)
         held[GPU] += requests.get(GPU, 0)
-        qos = pod_qos_class(spec)
-        if qos == QosClass.GUARANTEED:
-            held[CPU] += exclusive_cpus(spec, qos) * 1000
+        if engine_pod.qos_class == QoSClass.GUARANTEED:
+            held[CPU] += exclusive_cpus(engine_pod) * 1000
             held[MEMORY] += requests.get(MEMORY, 0)
     return held
 

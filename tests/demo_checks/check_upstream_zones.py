@@ -4,7 +4,8 @@ one zone: is there a way to place the running pods' units so that every zone's
 
 from __future__ import annotations
 
-from topology.demo.qos import QosClass, effective_requests, pod_qos_class
+from scheduler_api.engine import QoSClass
+from topology.demo.qos import effective_requests, pod_qos_class
 from topology.demo.quantity import CPU, GPU, MEMORY
 
 from .check_index import Obj, resources
@@ -25,7 +26,7 @@ class _OutOfBudget(Exception):
 def alignment_units(pod: Obj, policy: str) -> list[Amounts]:
     """What must sit whole on one zone: the pod, or each container; [] when unaligned."""
     spec = pod.get("spec", {})
-    guaranteed = pod_qos_class(spec) == QosClass.GUARANTEED
+    guaranteed = pod_qos_class(spec) == QoSClass.GUARANTEED
     if policy in _POD_LEVEL:
         requests = [effective_requests(spec)]
     elif policy in _CONTAINER_LEVEL:

@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
+
+from scheduler_api.engine import CPUBindPolicy
 
 from .hardware import HardwareShape
 from .ledger import ZoneLedger
 from .quantity import CPU
 
 
-class BindPolicy(StrEnum):
-    FULL_PCPUS = "FullPCPUs"
-    SPREAD_BY_PCPUS = "SpreadByPCPUs"
-
-
 def pick_in_zone(
-    shape: HardwareShape, zone: ZoneLedger, count: int, bind: BindPolicy
+    shape: HardwareShape, zone: ZoneLedger, count: int, bind: CPUBindPolicy
 ) -> list[int] | None:
     """`count` free CPUs of one zone, lowest cores first; None when the zone cannot give them."""
     if count * 1000 > zone.free(CPU):
         return None
     cores = [shape.core_threads(core) for core in shape.zone_cores(zone.index)]
-    if bind == BindPolicy.FULL_PCPUS:
+    if bind == CPUBindPolicy.FULL_PCPUS:
         whole = [threads for threads in cores if all(cpu in zone.free_cpus for cpu in threads)]
         needed, extra = divmod(count, shape.threads_per_core)
         if extra or len(whole) < needed:
@@ -47,7 +43,7 @@ def zone_order(zones: Sequence[ZoneLedger], strategy: str | None) -> list[ZoneLe
 
 
 def pick_single_zone(
-    shape: HardwareShape, zones: Sequence[ZoneLedger], count: int, bind: BindPolicy, memory: int
+    shape: HardwareShape, zones: Sequence[ZoneLedger], count: int, bind: CPUBindPolicy, memory: int
 ) -> tuple[ZoneLedger, list[int]] | None:
     for zone in zones:
         if zone.free("memory") < memory:
@@ -59,10 +55,10 @@ def pick_single_zone(
 
 
 def pick_spanning(
-    shape: HardwareShape, zones: Sequence[ZoneLedger], count: int, bind: BindPolicy
+    shape: HardwareShape, zones: Sequence[ZoneLedger], count: int, bind: CPUBindPolicy
 ) -> dict[int, list[int]] | None:
     """Several zones in order, each giving what it can (whole cores for FullPCPUs)."""
-    step = shape.threads_per_core if bind == BindPolicy.FULL_PCPUS else 1
+    step = shape.threads_per_core if bind == CPUBindPolicy.FULL_PCPUS else 1
     picked: dict[int, list[int]] = {}
     for zone in zones:
         remaining = count - sum(len(cpus) for cpus in picked.values())
@@ -75,7 +71,7 @@ def pick_spanning(
 
 
 def _largest_pick(
-    shape: HardwareShape, zone: ZoneLedger, wanted: int, step: int, bind: BindPolicy
+    shape: HardwareShape, zone: ZoneLedger, wanted: int, step: int, bind: CPUBindPolicy
 ) -> list[int]:
     room = min(wanted, len(zone.free_cpus), zone.free(CPU) // 1000)
     for take in range(room - room % step, 0, -step):

@@ -6,10 +6,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_api.engine import CPUBindPolicy
 from topology.parsers.cpulist import format_cpulist
 
 from .capacity import KoordinatorCpus
-from .cpu_picker import BindPolicy, pick_single_zone, pick_spanning, zone_order
+from .cpu_picker import pick_single_zone, pick_spanning, zone_order
 from .ledger import NodeLedger
 from .pods import PodDraft
 from .quantity import CPU, MEMORY, MIB, format_resources
@@ -67,17 +68,17 @@ class KoordinatorNode:
         setup = self.ledger.plan.koordinator
         return bool(setup and setup.numa_policy in _STRICT_NUMA)
 
-    def bind_policy(self, preferred: BindPolicy) -> BindPolicy:
+    def bind_policy(self, preferred: CPUBindPolicy) -> CPUBindPolicy:
         """A node's cpu-bind-policy label beats what the pod asks for."""
         setup = self.ledger.plan.koordinator
         label = setup.bind_policy if setup else None
         if label == "FullPCPUsOnly":
-            return BindPolicy.FULL_PCPUS
+            return CPUBindPolicy.FULL_PCPUS
         if label == "SpreadByPCPUs":
-            return BindPolicy.SPREAD_BY_PCPUS
+            return CPUBindPolicy.SPREAD_BY_PCPUS
         return preferred
 
-    def grant(self, count: int, memory: int, bind: BindPolicy) -> CpusetGrant | None:
+    def grant(self, count: int, memory: int, bind: CPUBindPolicy) -> CpusetGrant | None:
         """Pick and hold `count` CPUs (+ memory) on one zone, or over several when allowed."""
         ledger = self.ledger
         setup = ledger.plan.koordinator

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .cpu_picker import BindPolicy, pick_in_zone
+from scheduler_api.engine import CPUBindPolicy
+
+from .cpu_picker import pick_in_zone
 from .general_pods import add_daemonsets, add_finished_job, add_shared_pool_pods
 from .koordinator import RESOURCE_STATUS, SCHEDULER, CpusetGrant, KoordinatorNode
 from .koordinator_pods import (
@@ -91,7 +93,7 @@ def _finished_with_cpuset(knode: KoordinatorNode, draft: PodDraft) -> None:
     koordinate(draft, "LSR")
     count = draft.requests()[CPU] // 1000
     for zone in knode.ledger.zones:
-        cpus = pick_in_zone(knode.ledger.plan.shape, zone, count, BindPolicy.FULL_PCPUS)
+        cpus = pick_in_zone(knode.ledger.plan.shape, zone, count, CPUBindPolicy.FULL_PCPUS)
         if cpus is not None:
             grant = CpusetGrant({zone.index: cpus}, {zone.index: draft.requests()[MEMORY]})
             draft.annotations[RESOURCE_STATUS] = grant.status_annotation()

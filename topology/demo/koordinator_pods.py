@@ -3,7 +3,9 @@ NUMA-bound LS pods, shared-pool LS pods and batch (BE) pods."""
 
 from __future__ import annotations
 
-from .cpu_picker import BindPolicy, pick_in_zone
+from scheduler_api.engine import CPUBindPolicy
+
+from .cpu_picker import pick_in_zone
 from .koordinator import (
     NUMA_TOPOLOGY_SPEC,
     QOS_LABEL,
@@ -26,11 +28,11 @@ PROD_CPU_USAGE = 0.55
 PROD_MEMORY_USAGE = 0.7
 
 _RESOURCE_SPECS = (
-    ({"preferredCPUBindPolicy": "FullPCPUs"}, BindPolicy.FULL_PCPUS),
-    ({"requiredCPUBindPolicy": "FullPCPUs"}, BindPolicy.FULL_PCPUS),
+    ({"preferredCPUBindPolicy": "FullPCPUs"}, CPUBindPolicy.FULL_PCPUS),
+    ({"requiredCPUBindPolicy": "FullPCPUs"}, CPUBindPolicy.FULL_PCPUS),
     (
         {"preferredCPUBindPolicy": "SpreadByPCPUs", "preferredCPUExclusivePolicy": "PCPULevel"},
-        BindPolicy.SPREAD_BY_PCPUS,
+        CPUBindPolicy.SPREAD_BY_PCPUS,
     ),
 )
 
@@ -46,7 +48,7 @@ def prod_pod(ctx: DemoContext, knode: KoordinatorNode, *, max_cpus: int) -> PodD
     spec, preferred = ctx.rng.choice(_RESOURCE_SPECS)
     bind = knode.bind_policy(preferred)
     qos_class = "LSE" if ctx.rng.random() < 0.3 else "LSR"
-    options = {"even_cpus": bind == BindPolicy.FULL_PCPUS, "sidecars": False}
+    options = {"even_cpus": bind == CPUBindPolicy.FULL_PCPUS, "sidecars": False}
     draft = guaranteed_pod(
         ctx, max_cpus=max_cpus, scheduler=SCHEDULER, owner_variant=qos_class, **options
     )
@@ -64,7 +66,7 @@ def prod_pod(ctx: DemoContext, knode: KoordinatorNode, *, max_cpus: int) -> PodD
     return draft
 
 
-def grant_for(knode: KoordinatorNode, draft: PodDraft, bind: BindPolicy) -> CpusetGrant | None:
+def grant_for(knode: KoordinatorNode, draft: PodDraft, bind: CPUBindPolicy) -> CpusetGrant | None:
     requests = draft.requests()
     if not knode.ledger.fits(requests):
         return None
@@ -79,7 +81,7 @@ def pinned_pod(ctx: DemoContext, knode: KoordinatorNode) -> PodDraft | None:
     ledger, shape = knode.ledger, knode.ledger.plan.shape
     count = draft.requests()[CPU] // 1000
     for zone in ledger.zones:
-        cpus = pick_in_zone(shape, zone, count, BindPolicy.FULL_PCPUS)
+        cpus = pick_in_zone(shape, zone, count, CPUBindPolicy.FULL_PCPUS)
         if cpus is None:
             continue
         zone.free_cpus -= set(cpus)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .cpu_picker import BindPolicy
+from scheduler_api.engine import CPUBindPolicy, ReservationPhase
+
 from .koordinator import (
     RESERVATION_ALLOCATED,
     RESOURCE_SPEC,
@@ -18,7 +19,7 @@ from .koordinator_pods import koordinate, prod_pod
 from .meta import SNAPSHOT_TIME, DemoContext
 from .pods import OwnerKind, PodDraft, guaranteed, new_pod
 from .quantity import CPU, GIB, MEMORY
-from .reservations import ReservationDraft, ReservationPhase, new_reservation
+from .reservations import ReservationDraft, new_reservation
 
 WEB_IMAGE = "ghcr.io/acme/web:5.2.0"
 
@@ -29,7 +30,7 @@ def available_partly_used(
     """8 CPUs reserved for `app=web` pods, half of them already taken by one."""
     ledger = knode.ledger
     requests = {CPU: 8000, MEMORY: 16 * GIB}
-    bind = knode.bind_policy(BindPolicy.FULL_PCPUS)
+    bind = knode.bind_policy(CPUBindPolicy.FULL_PCPUS)
     if not ledger.fits(requests):
         return None
     grant = knode.grant(8, requests[MEMORY], bind)

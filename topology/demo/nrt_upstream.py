@@ -12,7 +12,7 @@ from .ledger import NodeLedger, ZoneLedger
 from .meta import NODES_CREATED, DemoContext
 from .nrt_common import NRT_KIND, zone_costs
 from .pods import PodDraft
-from .qos import exclusive_cpus, pod_qos_class
+from .qos import exclusive_cpus
 from .quantity import CPU, GPU, MEMORY
 
 NFD_NAMESPACE = "node-feature-discovery"
@@ -34,8 +34,7 @@ def pods_fingerprint(pods: list[PodDraft], exclusive_only: bool) -> str:
 
 
 def _has_exclusive(pod: PodDraft) -> bool:
-    spec = pod.spec_containers()
-    return exclusive_cpus(spec, pod_qos_class(spec)) > 0 or bool(pod.requests().get(GPU))
+    return exclusive_cpus(pod.engine_pod()) > 0 or bool(pod.requests().get(GPU))
 
 
 def _resources(zone: ZoneLedger) -> list[dict[str, str]]:

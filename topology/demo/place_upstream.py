@@ -7,13 +7,13 @@ policy and scope decide whether a pod (or each container) must fit one zone.
 
 from __future__ import annotations
 
+from scheduler_api.engine import QoSClass
 from scheduler_api.engine import TopologyManagerPolicy as TopologyPolicy
 from scheduler_api.engine import TopologyManagerScope as TopologyScope
 
 from .ledger import NodeLedger, ZoneLedger
 from .meta import DemoContext
 from .pods import PodDraft
-from .qos import QosClass, pod_qos_class
 from .quantity import CPU, GPU, MEMORY
 from .workloads import guaranteed_pod
 from .zone_fit import ZoneShares, first_fitting_zone, hold_shares, merge_shares, spread_over
@@ -78,7 +78,7 @@ def populate_upstream(ctx: DemoContext, ledger: NodeLedger) -> list[PodDraft]:
 
 def _admit(ledger: NodeLedger, draft: PodDraft) -> bool:
     requests = draft.requests()
-    if not ledger.fits(requests) or pod_qos_class(draft.spec_containers()) != QosClass.GUARANTEED:
+    if not ledger.fits(requests) or draft.qos_class() != QoSClass.GUARANTEED:
         return False
     if place_on_zones(ledger, draft) is None:
         return False

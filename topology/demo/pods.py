@@ -8,10 +8,11 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from scheduler_api.engine import ContainerSpec, PodSpec, QoSClass, pod_request
+
 from .meta import DemoContext, timestamp
 from .nodes import node_ip, pod_ip
 from .plan import NodePlan
-from .qos import effective_requests, pod_qos_class
 from .quantity import format_resources
 
 PRIORITIES = {
@@ -60,6 +61,10 @@ def guaranteed(name: str, image: str, amounts: dict[str, int]) -> ContainerDraft
     return ContainerDraft(name, image, dict(amounts), dict(amounts))
 
 
+def _engine_container(draft: ContainerDraft) -> ContainerSpec:
+    return ContainerSpec(draft.name, draft.requests, draft.limits)
+
+
 @dataclass
 class PodDraft:
     name: str
@@ -84,8 +89,21 @@ class PodDraft:
         spec["containers"] = [container.render() for container in self.containers]
         return spec
 
+    def engine_pod(self) -> PodSpec:
+        """The engine's pod of this draft (its amounts are base units already): what its
+        requests and QoS class are read from, as for every mirrored pod."""
+        return PodSpec(
+            namespace=self.namespace,
+            name=self.name,
+            containers=tuple(map(_engine_container, self.containers)),
+            init_containers=tuple(map(_engine_container, self.init_containers)),
+        )
+
     def requests(self) -> dict[str, int]:
-        return effective_requests(self.spec_containers())
+        return dict(pod_request(self.engine_pod()))
+
+    def qos_class(self) -> QoSClass:
+        return self.engine_pod().qos_class
 
     @property
     def terminated(self) -> bool:
@@ -187,7 +205,7 @@ def _status(
     running = not draft.terminated
     status: dict[str, Any] = {
         "phase": draft.phase.value,
-        "qosClass": pod_qos_class(spec).value,
+        "qosClass": draft.qos_class().value,
         "hostIP": node_ip(plan),
         "hostIPs": [{"ip": node_ip(plan)}],
         "podIP": pod_ip(plan, ordinal),

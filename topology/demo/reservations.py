@@ -7,18 +7,12 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from scheduler_api.engine import ReservationPhase
+
 from .koordinator import QOS_LABEL, RESOURCE_STATUS, CpusetGrant, compact_json
 from .meta import SNAPSHOT_TIME, DemoContext, timestamp
 from .pods import PodDraft
 from .quantity import format_resources
-
-
-class ReservationPhase(StrEnum):
-    PENDING = "Pending"
-    AVAILABLE = "Available"
-    SUCCEEDED = "Succeeded"
-    WAITING = "Waiting"
-    FAILED = "Failed"
 
 
 class ReservationRole(StrEnum):

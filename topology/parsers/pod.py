@@ -106,19 +106,29 @@ def qos_class_of(
     containers: tuple[ContainerRecord, ...], init_containers: tuple[ContainerRecord, ...] = ()
 ) -> str:
     """Kubernetes' QoS class, by the engine's rule (used when status.qosClass is absent)."""
+    return containers_pod(containers, init_containers).qos_class.value
+
+
+def containers_pod(
+    containers: tuple[ContainerRecord, ...],
+    init_containers: tuple[ContainerRecord, ...] = (),
+    overhead: dict[str, int] | None = None,
+) -> PodSpec:
+    """A nameless engine pod of these containers: what the engine's rules read to give a
+    pod's QoS class and requests (`PodSpec.qos_class`, `pod_request`)."""
 
     def spec(record: ContainerRecord) -> ContainerSpec:
         return ContainerSpec(
             record.name, record.requests, record.limits, restart_policy=record.restart_policy
         )
 
-    pod = PodSpec(
+    return PodSpec(
         namespace="",
         name="",
         containers=tuple(map(spec, containers)),
         init_containers=tuple(map(spec, init_containers)),
+        overhead=overhead or {},
     )
-    return pod.qos_class.value
 
 
 def _containers(spec: Section, key: str, *, required: bool) -> tuple[ContainerRecord, ...]:

@@ -5,7 +5,8 @@ caller asks the reference instead. It says so in one of three forms, by what it 
 
 - a single answer: `None` (a count, a verdict);
 - an array of answers: `UNDECIDED` in the rows it cannot decide (counts), or a
-  boolean mask of the rows it did decide (named `decided`);
+  boolean mask of the rows it did decide (named `decided`; scheduler-plugins' bulk
+  verdicts name the other side, the rows left to the reference, `exact`);
 - from deep inside a walk: `raise Undecided`, caught where the fast path returns.
 
 `UNLIMITED` is not a refusal to decide: it is the answer "no limit" of a copy count.

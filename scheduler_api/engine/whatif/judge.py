@@ -163,7 +163,7 @@ class Judgement:
         self._settle_node_fit_refusals(~passed)
         decided = ~passed
         # each family judging some row decides what its columns can of its rows
-        self.columns = {system: FAMILIES[system].columns(size) for system in self._present()}
+        self.columns = {system: FAMILIES[system].columns(size) for system in self.present_systems()}
         for system, columns in self.columns.items():
             rows = passed if len(self.columns) == 1 else passed & self._rows_of(system)
             decided |= columns.settle(self, rows)
@@ -259,8 +259,11 @@ class Judgement:
             cached = self.index.memo["auto-systems"] = np.array(codes, np.int64)
         return cached
 
-    def _present(self) -> tuple[Scheduler, ...]:
-        """The systems judging some row (kept with the index under `auto`)."""
+    def present_systems(self) -> tuple[Scheduler, ...]:
+        """The systems judging some row, in ranking order (kept with the index under
+        `auto`)."""
+        if not self.index.nodes:
+            return ()
         if self.scheduler is not Scheduler.AUTO:
             return (self.scheduler,)
         cached = self.index.memo.get("auto-present")
@@ -352,10 +355,6 @@ class Judgement:
 
     def ranked_names(self) -> tuple[str, ...]:
         return tuple(self.index.nodes[row].name for row in self.order())
-
-    def present_systems(self) -> tuple[Scheduler, ...]:
-        """The systems judging some row, in ranking order."""
-        return tuple(SYSTEM_BY_CODE[code] for code in np.unique(self.systems).tolist())
 
     def best_row(self, system: Scheduler | None = None) -> int | None:
         """The best fitting row (of `system`'s rows only, when given)."""

@@ -8,7 +8,7 @@ Taints, affinity and the other default plugins are not modelled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
@@ -47,8 +47,6 @@ SYSTEM_OF_FLAVOUR: Mapping[Flavour | None, Scheduler] = MappingProxyType(
         Flavour.KOORDINATOR: Scheduler.KOORDINATOR,
     }
 )
-
-NodeRunner = Callable[..., PlacementResult]
 
 
 def system_for(node: NodeSnapshot, scheduler: Scheduler) -> Scheduler:

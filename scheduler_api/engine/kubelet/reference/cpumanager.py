@@ -150,13 +150,8 @@ def take_cpus(
     refusals. Cost: O(n log n) per step for n CPUs (packed); the distributed
     variant adds the NUMA combination search.
     """
-    check_options_fit(topology, options)
-    pool, held = _validated_pool(topology, available, reserved, count)
-    if count == 0:
-        return frozenset()
-    if options.full_pcpus_only:
-        _check_smt(topology, pool, held, count)
-    return _take_by_topology(topology, pool, count, options)
+    pool = _checked_pool(topology, available, reserved, count, options)
+    return _take_by_topology(topology, pool, count, options) if count else frozenset()
 
 
 def allocate_cpus(
@@ -173,12 +168,9 @@ def allocate_cpus(
     With ``align_by_socket`` the hint widens to the whole sockets its NUMA nodes
     sit in. Whatever the aligned CPUs cannot cover comes from the rest of the pool.
     """
-    check_options_fit(topology, options)
-    pool, held = _validated_pool(topology, available, reserved, count)
+    pool = _checked_pool(topology, available, reserved, count, options)
     if count == 0:
         return frozenset()
-    if options.full_pcpus_only:
-        _check_smt(topology, pool, held, count)
     aligned_taken: frozenset[int] = frozenset()
     if hint.numa is not None:
         aligned = _aligned_cpus(topology, hint.numa, options) & pool
@@ -187,6 +179,23 @@ def allocate_cpus(
     if count - len(aligned_taken) > len(rest):
         raise not_enough(count, pool)
     return aligned_taken | _take_by_topology(topology, rest, count - len(aligned_taken), options)
+
+
+def _checked_pool(
+    topology: CPUTopology,
+    available: Iterable[int],
+    reserved: Iterable[int],
+    count: int,
+    options: StaticPolicyOptions,
+) -> frozenset[int]:
+    """The free CPUs to pick from, once the checks every Allocate makes first have passed:
+    the options fit the machine, the ids and the count are sound, and (full-pcpus-only)
+    enough whole cores are free. A count of 0 passes with no SMT check."""
+    check_options_fit(topology, options)
+    pool, held = _validated_pool(topology, available, reserved, count)
+    if count and options.full_pcpus_only:
+        _check_smt(topology, pool, held, count)
+    return pool
 
 
 def _aligned_cpus(

@@ -20,20 +20,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from itertools import product
 from typing import NamedTuple
 
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, and_all, iterate_masks
+from scheduler_api.engine.model.snapshot import TopologyManagerPolicy
 
-
-class PolicyName(StrEnum):
-    """Topology Manager policies (kubelet ``--topology-manager-policy``)."""
-
-    NONE = "none"
-    BEST_EFFORT = "best-effort"
-    RESTRICTED = "restricted"
-    SINGLE_NUMA_NODE = "single-numa-node"
+# Topology Manager policies (kubelet ``--topology-manager-policy``), stated once in the model
+PolicyName = TopologyManagerPolicy
 
 
 @dataclass(frozen=True, slots=True)

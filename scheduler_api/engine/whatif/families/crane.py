@@ -15,8 +15,8 @@ from scheduler_api.engine.crane.reference import plugin as crane
 from scheduler_api.engine.model.decided import UNLIMITED
 from scheduler_api.engine.model.snapshot import NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints
-from scheduler_api.engine.whatif.families import Columns, Family
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from scheduler_api.engine.whatif.families.base import Columns, Family
+from scheduler_api.engine.whatif.systems import Scheduler
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
@@ -114,10 +114,6 @@ def count_copies(
     )
 
 
-def _config(configs: SystemConfigs) -> object:
-    return configs.crane
-
-
 FAMILY = Family(
     system=Scheduler.CRANE,
     evaluate=crane.evaluate,
@@ -127,5 +123,4 @@ FAMILY = Family(
     columns=CraneColumns,
     count_copies=count_copies,
     picks_cpus=False,
-    config_of=_config,
 )

@@ -10,8 +10,8 @@ import numpy as np
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.snapshot import NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints
-from scheduler_api.engine.whatif.families import Family, Unchanging
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs, default_scheduler_verdict
+from scheduler_api.engine.whatif.families.base import Family, Unchanging
+from scheduler_api.engine.whatif.systems import Scheduler, default_scheduler_verdict
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
@@ -39,10 +39,6 @@ def count_copies(
     return node_fit_count(node, judgement.request, limit)
 
 
-def _config(configs: SystemConfigs) -> object:
-    return configs.nrt
-
-
 FAMILY = Family(
     system=Scheduler.DEFAULT,
     evaluate=default_scheduler_verdict,
@@ -52,5 +48,4 @@ FAMILY = Family(
     columns=NoColumns,
     count_copies=count_copies,
     picks_cpus=False,
-    config_of=_config,
 )

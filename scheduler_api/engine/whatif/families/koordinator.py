@@ -14,8 +14,8 @@ from scheduler_api.engine.koordinator.reference import plugin as koordinator
 from scheduler_api.engine.model.results import PlacementResult, ReasonCheck
 from scheduler_api.engine.model.snapshot import NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints
-from scheduler_api.engine.whatif.families import Family, Unchanging
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from scheduler_api.engine.whatif.families.base import Family, Unchanging
+from scheduler_api.engine.whatif.systems import Scheduler
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
@@ -108,10 +108,6 @@ def count_copies(
     )  # fmt: skip
 
 
-def _config(configs: SystemConfigs) -> object:
-    return configs.koordinator
-
-
 FAMILY = Family(
     system=Scheduler.KOORDINATOR,
     evaluate=koordinator.evaluate,
@@ -121,5 +117,4 @@ FAMILY = Family(
     columns=KoordinatorColumns,
     count_copies=count_copies,
     picks_cpus=True,
-    config_of=_config,
 )

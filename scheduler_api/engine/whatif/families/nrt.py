@@ -12,8 +12,8 @@ from scheduler_api.engine.schedulerplugins.fast import count as nrt_count
 from scheduler_api.engine.schedulerplugins.fast import count_vector as nrt_count_vector
 from scheduler_api.engine.schedulerplugins.fast.vector import Bools, Ints, judge_all
 from scheduler_api.engine.schedulerplugins.reference import match as nrt_match
-from scheduler_api.engine.whatif.families import Family, Unchanging
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from scheduler_api.engine.whatif.families.base import Family, Unchanging
+from scheduler_api.engine.whatif.systems import Scheduler
 
 if TYPE_CHECKING:
     from scheduler_api.engine.whatif.judge import Judgement
@@ -52,10 +52,6 @@ def count_copies(
     return nrt_count.fill_count(node, judgement.pod, judgement.request, limit)
 
 
-def _config(configs: SystemConfigs) -> object:
-    return configs.nrt
-
-
 FAMILY = Family(
     system=Scheduler.SCHEDULER_PLUGINS,
     evaluate=nrt_match.evaluate,
@@ -65,5 +61,4 @@ FAMILY = Family(
     columns=NRTColumns,
     count_copies=count_copies,
     picks_cpus=False,
-    config_of=_config,
 )

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.db.models import Q
 
@@ -15,6 +15,15 @@ from topology.choices import AllocationSource
 POD_SOURCES = (AllocationSource.CRANE, AllocationSource.KOORDINATOR)
 R = TypeVar("R")
 K = TypeVar("K", bound=Hashable)
+
+
+class Hashed(Protocol):
+    """A mirrored row that stores the hash of the record it was written from."""
+
+    content_hash: str
+
+
+M = TypeVar("M", bound=Hashed)
 
 
 class Outcome(StrEnum):
@@ -51,6 +60,31 @@ def latest_by_key(records: Iterable[R], key: Callable[[R], K]) -> dict[K, R]:
     for record in records:
         latest[key(record)] = record
     return latest
+
+
+def row_to_write(
+    result: BatchResult,
+    key: tuple[str, ...],
+    stored: M | None,
+    digest: str,
+    new: Callable[[], M],
+    created: list[M],
+    updated: list[M],
+) -> M | None:
+    """The row `key`'s record goes into, its outcome recorded: None when the stored row's
+    content hash says nothing changed; else the stored row (updated) or `new()`
+    (created), added to its list for the bulk write."""
+    if stored is not None and stored.content_hash == digest:
+        result.outcomes[key] = Outcome.UNCHANGED
+        return None
+    if stored is None:
+        row = new()
+        created.append(row)
+        result.outcomes[key] = Outcome.CREATED
+        return row
+    updated.append(stored)
+    result.outcomes[key] = Outcome.UPDATED
+    return stored
 
 
 def assign(instance: Any, values: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -22,7 +23,12 @@ from topology.parsers.node import NodeRecord, NodeReservationRecord
 from topology.policies import resolve_policy
 from topology.services.mirror.hashing import record_hash
 from topology.services.mirror.writers.bulk import bulk_insert, bulk_update
-from topology.services.mirror.writers.common import BatchResult, Outcome, assign, latest_by_key
+from topology.services.mirror.writers.common import (
+    BatchResult,
+    assign,
+    latest_by_key,
+    row_to_write,
+)
 
 NODE_FIELDS = [
     "uid",
@@ -51,17 +57,12 @@ def write_nodes(cluster: Cluster, records: list[NodeRecord], now: datetime) -> B
     reservations: list[tuple[Node, NodeReservationRecord | None]] = []
     for name, record in latest.items():
         digest = record_hash(record)
-        node = existing.get(name)
-        if node is not None and node.content_hash == digest:
-            result.outcomes[(name,)] = Outcome.UNCHANGED
-            continue
+        node = row_to_write(
+            result, (name,), existing.get(name), digest,
+            partial(Node, cluster=cluster, name=name), created, updated,
+        )  # fmt: skip
         if node is None:
-            node = Node(cluster=cluster, name=name)
-            created.append(node)
-            result.outcomes[(name,)] = Outcome.CREATED
-        else:
-            updated.append(node)
-            result.outcomes[(name,)] = Outcome.UPDATED
+            continue
         assign(node, _node_values(record, now, digest))
         reservations.append((node, record.reservation))
     bulk_insert(created)

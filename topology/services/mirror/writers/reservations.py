@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -12,7 +13,12 @@ from topology.parsers.cpulist import format_cpulist
 from topology.parsers.reservation import ReservationRecord
 from topology.services.mirror.hashing import record_hash
 from topology.services.mirror.writers.bulk import bulk_insert, bulk_update
-from topology.services.mirror.writers.common import BatchResult, Outcome, assign, latest_by_key
+from topology.services.mirror.writers.common import (
+    BatchResult,
+    assign,
+    latest_by_key,
+    row_to_write,
+)
 
 RESERVATION_FIELDS = [
     "uid",
@@ -65,17 +71,12 @@ def write_reservations(
     updated: list[Reservation] = []
     for name, record in latest.items():
         digest = record_hash(record)
-        reservation = existing.get(name)
-        if reservation is not None and reservation.content_hash == digest:
-            result.outcomes[(name,)] = Outcome.UNCHANGED
-            continue
+        reservation = row_to_write(
+            result, (name,), existing.get(name), digest,
+            partial(Reservation, cluster=cluster, name=name), created, updated,
+        )  # fmt: skip
         if reservation is None:
-            reservation = Reservation(cluster=cluster, name=name)
-            created.append(reservation)
-            result.outcomes[(name,)] = Outcome.CREATED
-        else:
-            updated.append(reservation)
-            result.outcomes[(name,)] = Outcome.UPDATED
+            continue
         assign(reservation, _values(record, node_ids.get(record.node_name), now, digest))
     bulk_insert(created)
     bulk_update(updated, RESERVATION_FIELDS)
