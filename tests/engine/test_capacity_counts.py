@@ -8,20 +8,16 @@ CAPACITY_EXAMPLES=1000 for a deeper local run.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from scheduler_api.engine.crane.reference.plugin import CraneConfig
 from scheduler_api.engine.model.kubernetes import node_fit_count
 from scheduler_api.engine.model.snapshot import (
-    ANN_CRANE_AWARENESS,
-    ANN_CRANE_CPU_POLICY,
     AllocationSource,
     ClusterSnapshot,
-    ContainerSpec,
     Flavour,
     NodeSnapshot,
     PodAllocation,
@@ -30,14 +26,14 @@ from scheduler_api.engine.model.snapshot import (
     Zone,
 )
 from scheduler_api.engine.whatif.evaluate import evaluate
-from tests.engine.test_whatif_properties import nodes, pods
-
-GI = 2**30
-LIMIT = 200
-SETTINGS = settings(
-    max_examples=int(os.environ.get("CAPACITY_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
+from tests.engine.conformance.strategies import (
+    CAPACITY_LIMIT,
+    CAPACITY_SETTINGS,
+    GI,
+    crane_nodes,
+    crane_pods,
+    nodes,
+    pods,
 )
 
 
@@ -48,15 +44,15 @@ def _assert_counts_equal_the_reference(
     if crane is not None:
         judgement.configs = replace(judgement.configs, crane=crane)
     for row, node in enumerate(snapshot.nodes):
-        reference = judgement.fill_copy_by_copy(row, LIMIT, fast=False)
-        counted = judgement.count_copies(node, judgement.system(row), LIMIT)
+        reference = judgement.fill_copy_by_copy(row, CAPACITY_LIMIT, fast=False)
+        counted = judgement.count_copies(node, judgement.system(row), CAPACITY_LIMIT)
         event("counted" if counted is not None else "left to the reference")
-        room = node_fit_count(node, judgement.request, LIMIT)
+        room = node_fit_count(node, judgement.request, CAPACITY_LIMIT)
         limited = "zones limit" if reference < room else "node limit"
         event(f"copies: {'0' if reference == 0 else limited}")
         if counted is not None:
             assert counted == reference, node
-        assert judgement.fill_node(row, LIMIT) == (reference, node.name)
+        assert judgement.fill_node(row, CAPACITY_LIMIT) == (reference, node.name)
 
 
 @st.composite
@@ -67,7 +63,7 @@ def upstream_nodes(draw: st.DrawFn) -> NodeSnapshot:
     return replace(node, allocatable=allocatable, requested=requested)
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(upstream_nodes(), pods(), st.sampled_from(["auto", "scheduler-plugins"]))
 def test_scheduler_plugins_counts_equal_filling_copy_by_copy(
     node: NodeSnapshot, pod: PodSpec, scheduler: str
@@ -100,7 +96,7 @@ def roomy_nodes(draw: st.DrawFn) -> NodeSnapshot:
     )
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(roomy_nodes(), pods())
 def test_scheduler_plugins_counts_each_zone_on_a_roomy_node(
     node: NodeSnapshot, pod: PodSpec
@@ -108,40 +104,7 @@ def test_scheduler_plugins_counts_each_zone_on_a_roomy_node(
     _assert_counts_equal_the_reference(ClusterSnapshot((node,)), pod, "scheduler-plugins")
 
 
-@st.composite
-def crane_nodes(draw: st.DrawFn) -> NodeSnapshot:
-    node = draw(nodes("c0"))
-    claims = tuple(
-        PodAllocation("ns", f"held-{i}", f"uid-{i}", AllocationSource.CRANE,
-                      numa_resources={zone.numa_id: {"cpu": draw(st.sampled_from([1000, 2000]))}})
-        for i, zone in enumerate(node.zones) if draw(st.booleans())
-    )  # fmt: skip
-    return replace(
-        node,
-        flavour=draw(st.sampled_from([Flavour.CRANE, Flavour.CRANE, Flavour.CRANE, None])),
-        crane_cpu_manager_policy=draw(st.sampled_from(["Static", "Static", "None"])),
-        crane_topology_policy=draw(st.sampled_from(["SingleNUMANodePodLevel", "", ""])),
-        allocations=claims,
-        allocatable={**node.allocatable, "pods": draw(st.integers(1, 60))},
-        requested=node.requested if draw(st.booleans()) else {"pods": 0},
-    )
-
-
-@st.composite
-def crane_pods(draw: st.DrawFn) -> PodSpec:
-    base = draw(pods())
-    annotations: dict[str, str] = {}
-    if draw(st.booleans()):
-        annotations[ANN_CRANE_AWARENESS] = draw(st.sampled_from(["true", "false", "bogus"]))
-    if draw(st.integers(0, 3)) == 0:
-        annotations[ANN_CRANE_CPU_POLICY] = draw(st.sampled_from(["none", "exclusive", "numa"]))
-    if draw(st.integers(0, 5)) == 0:
-        scalar = {"cpu": 2000, "example.com/dev": 1}
-        base = replace(base, containers=(ContainerSpec("dev", scalar, scalar),))
-    return replace(base, annotations=annotations)
-
-
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(crane_nodes(), crane_pods(), st.sampled_from(["auto", "crane"]))
 def test_crane_counts_equal_filling_copy_by_copy(
     node: NodeSnapshot, pod: PodSpec, scheduler: str
@@ -190,7 +153,7 @@ CRANE_CONFIGS = st.sampled_from(
 )
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(roomy_crane_nodes(), crane_pods(), CRANE_CONFIGS)
 def test_crane_counts_each_zone_on_a_roomy_node(
     node: NodeSnapshot, pod: PodSpec, config: CraneConfig

@@ -36,7 +36,12 @@ from scheduler_api.engine.whatif.evaluate import evaluate, place
 from scheduler_api.engine.whatif.families import judge_node
 from scheduler_api.engine.whatif.judge import SYSTEM_CODES, Judgement
 from scheduler_api.engine.whatif.systems import Scheduler
-from tests.engine.test_capacity_counts import LIMIT, SETTINGS, crane_nodes, crane_pods
+from tests.engine.conformance.strategies import (
+    CAPACITY_LIMIT,
+    CAPACITY_SETTINGS,
+    crane_nodes,
+    crane_pods,
+)
 
 GI = 2**30
 DAEMONSET = OwnerRef(api_version="apps/v1", kind="DaemonSet", name="ds", uid="ds-uid")
@@ -81,7 +86,7 @@ def _greedy_rows(judgement: Judgement) -> int:
 
 
 def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnapshot) -> None:
-    counts = dict(judgement.fill_all(LIMIT))
+    counts = dict(judgement.fill_all(CAPACITY_LIMIT))
     for row, node in enumerate(snapshot.nodes):
         reference = judge_node(
             node, judgement.pod, judgement.system(row), judgement.configs, (),
@@ -98,10 +103,12 @@ def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnap
         want = NO_SCORE if reference.score is None or not reference.fits else reference.score
         assert int(judgement.score[row]) == want, node
         if reference.fits:
-            assert counts[node.name] == judgement.fill_copy_by_copy(row, LIMIT, fast=False), node
+            assert counts[node.name] == judgement.fill_copy_by_copy(
+                row, CAPACITY_LIMIT, fast=False
+            ), node
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(clusters(), any_pods(), st.sampled_from(["auto", "crane"]))
 def test_every_crane_row_equals_the_reference(
     snapshot: ClusterSnapshot, pod: PodSpec, scheduler: str
@@ -136,7 +143,7 @@ def test_a_pod_the_plugin_skips_shares_one_verdict_and_counts_by_the_node_filter
     assert (verdict.fits, verdict.score) == (True, 0)
     assert verdict.notes == ("no container with pinnable cpus: not checked",)
     # 7000m cpu free at 500m a copy is 14, but only 9 pods are left
-    assert dict(judgement.fill_all(LIMIT)) == {"c0": 9, "c1": 9, "c2": 9}
+    assert dict(judgement.fill_all(CAPACITY_LIMIT)) == {"c0": 9, "c1": 9, "c2": 9}
 
 
 def test_nodes_without_a_crane_nrt_or_static_policy_share_their_groups_verdicts() -> None:
@@ -200,7 +207,7 @@ def wide_crane_nodes(draw: st.DrawFn, name: str, aware: bool = True) -> NodeSnap
     )
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(st.data(), st.sampled_from([1000, 2000, 4000]))
 def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
     count = data.draw(st.integers(1, 3))
@@ -212,7 +219,7 @@ def test_wide_aware_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> 
     _assert_rows_equal_the_reference(judgement, ClusterSnapshot(nodes))
 
 
-@SETTINGS
+@CAPACITY_SETTINGS
 @given(st.data(), st.sampled_from([1000, 2000, 4000, 6000]))
 def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) -> None:
     count = data.draw(st.integers(1, 3))
@@ -221,7 +228,7 @@ def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) ->
     pod = PodSpec("ns", "whole", containers=(whole,))
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     event(f"greedy rows decided on their zones: {_greedy_rows(judgement)}")
-    cap = node_fit_counts(judgement.index, judgement.request, LIMIT)
+    cap = node_fit_counts(judgement.index, judgement.request, CAPACITY_LIMIT)
     never_empty = judgement.columns[Scheduler.CRANE].never_empty
     counted = (never_empty >= 0) & (cap <= never_empty)
     event(f"greedy rows counted on the columns: {int(counted.sum())}")

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
@@ -35,22 +34,15 @@ from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.results import Reason
 from scheduler_api.engine.model.snapshot import (
     ANN_KOORD_NUMA_SPEC,
-    ANN_KOORD_RESERVATION_AFFINITY,
-    ANN_KOORD_RESOURCE_SPEC,
     LABEL_CPU_BIND_POLICY,
     LABEL_KOORD_QOS,
-    LABEL_NUMA_ALLOCATE_STRATEGY,
     LABEL_NUMA_TOPOLOGY_POLICY,
     AllocationSource,
     ClusterSnapshot,
-    CPUExclusivePolicy,
     Flavour,
-    LabelSelector,
     NodeSnapshot,
     PodAllocation,
     PodSpec,
-    ReservationOwner,
-    ReservationPhase,
     ReservationSnapshot,
     ResourceAmounts,
     Zone,
@@ -59,173 +51,15 @@ from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
 from scheduler_api.engine.whatif.evaluate import evaluate
 from scheduler_api.engine.whatif.judge import Judgement
 from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from tests.engine.conformance.strategies import (
+    GI,
+    KOORD_CONFIGS,
+    KOORD_SETTINGS,
+    koord_nodes,
+    koord_pods,
+    reservations,
+)
 from tests.engine.data_nrt_builders import container, pod
-
-GI = 2**30
-SETTINGS = settings(
-    max_examples=int(os.environ.get("KOORD_EXAMPLES", "120")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-NRT_POLICIES = [
-    ("SingleNUMANodePodLevel",),
-    ("Restricted",),
-    ("BestEffort",),
-    ("None",),
-    ("BestEffortContainerLevel",),
-]
-EXCLUSIVE = [p.value for p in CPUExclusivePolicy]
-PHASES = [ReservationPhase.AVAILABLE] * 3 + [ReservationPhase.FAILED]
-Rows = list[tuple[int, int, int, int]]
-
-
-@st.composite
-def cpu_rows(draw: st.DrawFn) -> tuple[Rows, list[int]]:
-    """(cpu, core, socket, numa) rows; siblings numbered apart or side by side."""
-    sockets = draw(st.sampled_from([1, 1, 2]))
-    per_socket = draw(st.sampled_from([1, 1, 2, 2, 3, 4]))
-    cores = draw(st.integers(1, 6))
-    threads = draw(st.sampled_from([1, 2, 2]))
-    apart = draw(st.booleans())
-    total_cores = sockets * per_socket * cores
-    rows = []
-    for core in range(total_cores):
-        numa = core // cores
-        for thread in range(threads):
-            cpu = core + thread * total_cores if apart else core * threads + thread
-            rows.append((cpu, core, numa // per_socket, numa))
-    if draw(st.integers(0, 9)) == 0 and len(rows) > 1:
-        rows.pop(draw(st.integers(0, len(rows) - 1)))  # a non-uniform layout
-    return sorted(rows), list(range(sockets * per_socket))
-
-
-@st.composite
-def zones(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[Zone, ...]:
-    result = []
-    ragged = draw(st.integers(0, 7)) == 0
-    for numa in numas:
-        cpus = sum(1 for row in rows if row[3] == numa) * 1000
-        resources = {"cpu": ResourceAmounts(cpus, cpus - draw(st.sampled_from([0, 0, 500])), 0)}
-        if not (ragged and numa == numas[-1]):
-            memory = draw(st.integers(1, 8)) * GI
-            resources["memory"] = ResourceAmounts(memory, memory, memory)
-        result.append(Zone(numa, f"node-{numa}", resources))
-    return tuple(result)
-
-
-@st.composite
-def held_pods(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[PodAllocation, ...]:
-    cpus = [row[0] for row in rows]
-    held = []
-    for index in range(draw(st.integers(0, 3))):
-        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=4)))
-        numa = draw(st.sampled_from(numas))
-        amounts = {"cpu": draw(st.sampled_from([500, 1000, 2000])), "memory": GI}
-        held.append(PodAllocation(
-            "ns", f"held-{index}", f"uid-held-{index}", AllocationSource.KOORDINATOR,
-            cpuset=cpuset, numa_resources={numa: amounts} if draw(st.booleans()) else {},
-            cpu_exclusive_policy=CPUExclusivePolicy(draw(st.sampled_from(EXCLUSIVE))),
-            reservation_uid=draw(st.sampled_from(["", "", "uid-resv-0"])),
-        ))  # fmt: skip
-    if draw(st.booleans()):
-        pinned = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
-        held.append(PodAllocation("ns", "pinned", "uid-pinned", AllocationSource.KUBELET,
-                                  cpuset=pinned))  # fmt: skip
-    return tuple(held)
-
-
-@st.composite
-def koord_nodes(draw: st.DrawFn) -> NodeSnapshot:
-    rows, numas = draw(cpu_rows())
-    cpus = [row[0] for row in rows]
-    labels: dict[str, str] = {}
-    bind = draw(st.sampled_from(["", "", "FullPCPUsOnly", "SpreadByPCPUs"]))
-    if bind:
-        labels[LABEL_CPU_BIND_POLICY] = bind
-    label_policy = draw(st.sampled_from(["", "", "", "SingleNUMANode", "Restricted", "BestEffort"]))
-    if label_policy:
-        labels[LABEL_NUMA_TOPOLOGY_POLICY] = label_policy
-    if draw(st.integers(0, 3)) == 0:
-        labels[LABEL_NUMA_ALLOCATE_STRATEGY] = "MostAllocated"
-    full_pcpus = draw(st.integers(0, 5)) == 0
-    return NodeSnapshot(
-        name="k1",
-        flavour=Flavour.KOORDINATOR,
-        labels=labels,
-        allocatable={"cpu": len(cpus) * 1000, "memory": 64 * GI, "pods": draw(st.integers(1, 14))},
-        requested={"cpu": draw(st.sampled_from([0, 0, 1000])), "pods": 0},
-        topology_policies=draw(st.sampled_from(NRT_POLICIES)),
-        zones=draw(zones(rows, numas)),
-        cpus=tuple(rows),
-        cpu_manager_policy="static" if full_pcpus else "",
-        cpu_manager_options={"full-pcpus-only": "true"} if full_pcpus else {},
-        kubelet_reserved_cpus=frozenset(draw(st.sets(st.sampled_from(cpus), max_size=3))),
-        allocations=draw(held_pods(rows, numas)),
-    )
-
-
-@st.composite
-def reservations(draw: st.DrawFn, node: NodeSnapshot) -> tuple[ReservationSnapshot, ...]:
-    cpus = [row[0] for row in node.cpus]
-    numas = [zone.numa_id for zone in node.zones]
-    result = []
-    for index in range(draw(st.sampled_from([0, 0, 1, 2]))):
-        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
-        numa = draw(st.sampled_from(numas))
-        reserved = {numa: {"cpu": 1000 * max(len(cpuset), 1)}} if draw(st.booleans()) else {}
-        result.append(ReservationSnapshot(
-            name=f"resv-{index}", uid=f"uid-resv-{index}", node_name=node.name,
-            phase=draw(st.sampled_from(PHASES)),
-            owners=(ReservationOwner(label_selector=LabelSelector(
-                {"app": draw(st.sampled_from(["x", "y"]))})),),
-            allocatable={"cpu": 1000 * max(len(cpuset), 1)},
-            allocate_once=draw(st.booleans()),
-            cpuset=cpuset,
-            numa_resources=reserved,
-        ))  # fmt: skip
-    return tuple(result)
-
-
-@st.composite
-def koord_pods(draw: st.DrawFn) -> PodSpec:
-    cpu = draw(st.sampled_from(["500m", "1", "2", "2", "3", "4", "4", "6"]))
-    resources = {"cpu": cpu, "memory": draw(st.sampled_from(["256Mi", "1Gi", "3Gi"]))}
-    labels = {"app": draw(st.sampled_from(["x", "z"]))}
-    qos = draw(st.sampled_from(["LSR", "LSR", "LSE", "LS", ""]))
-    if qos:
-        labels[LABEL_KOORD_QOS] = qos
-    annotations: dict[str, str] = {}
-    spec: dict[str, str] = {}
-    hardness = draw(st.sampled_from(["", "required", "preferred"]))
-    if hardness:
-        policy = draw(st.sampled_from(["FullPCPUs", "SpreadByPCPUs", "Default"]))
-        spec[f"{hardness}CPUBindPolicy"] = policy
-    exclusive = draw(st.sampled_from(["", "", "PCPULevel", "NUMANodeLevel"]))
-    if exclusive:
-        spec["preferredCPUExclusivePolicy"] = exclusive
-    if spec or draw(st.booleans()):
-        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec)
-    if draw(st.integers(0, 3)) == 0:  # mostly no policy of its own: exclusivity only
-        numa_spec = {
-            "numaTopologyPolicy": draw(
-                st.sampled_from(["SingleNUMANode", "Restricted", "", "", ""])
-            ),
-            "singleNUMANodeExclusive": draw(st.sampled_from(["Required", "Required", "Preferred"])),
-        }
-        annotations[ANN_KOORD_NUMA_SPEC] = json.dumps(numa_spec)
-    if draw(st.integers(0, 9)) == 0:
-        annotations[ANN_KOORD_RESERVATION_AFFINITY] = "{}"
-    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
-               priority=draw(st.sampled_from([9000, 9000, 5000, None])))  # fmt: skip
-
-
-CONFIGS = st.sampled_from(
-    [
-        KoordConfig(),
-        KoordConfig(numa_scoring_strategy="MostAllocated", scoring_strategy="MostAllocated"),
-        KoordConfig(resource_weights={"cpu": 3, "memory": 1}),
-    ]
-)
 
 
 @st.composite
@@ -234,8 +68,8 @@ def cases(draw: st.DrawFn) -> tuple[NodeSnapshot, PodSpec, tuple[ReservationSnap
     return node, draw(koord_pods()), draw(reservations(node))
 
 
-@SETTINGS
-@given(cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(cases(), KOORD_CONFIGS)
 def test_counting_filter_and_score_equal_the_reference(
     case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
 ) -> None:
@@ -246,8 +80,8 @@ def test_counting_filter_and_score_equal_the_reference(
     assert got == want
 
 
-@SETTINGS
-@given(cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(cases(), KOORD_CONFIGS)
 def test_counting_filter_then_a_real_reserve_equals_the_reference_allocation(
     case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
 ) -> None:
@@ -276,8 +110,8 @@ def _kind(
     return f"counted by {mode}: policy {run.numa_policy or 'none'}, bind {opts.cpu_bind_policy}"
 
 
-@SETTINGS
-@given(cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(cases(), KOORD_CONFIGS)
 def test_the_fast_capacity_count_equals_filling_copy_by_copy(
     case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
 ) -> None:
@@ -332,7 +166,7 @@ QUESTIONS = st.lists(
 )
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(spread_nodes(), QUESTIONS)
 def test_spread_counts_one_after_another_equal_filling_copy_by_copy(
     case: tuple[NodeSnapshot, tuple[ReservationSnapshot, ...]], questions: list[tuple[int, int]]
@@ -387,8 +221,8 @@ def test_a_spread_plan_takes_the_lowest_cpu_of_cores_in_turn(
         assert plan.complete == (len(whole.takes) < limit)
 
 
-@SETTINGS
-@given(cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(cases(), KOORD_CONFIGS)
 def test_picking_takes_the_cpus_reserve_takes(
     case: tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]], config: KoordConfig
 ) -> None:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from scheduler_api.engine.koordinator.cache import KEPT, MEMO_KEPT, kept_prefilter, remember
+from scheduler_api.engine.koordinator.cache import MEMO_KEPT, kept_prefilter, remember
 from scheduler_api.engine.koordinator.fast import filter_score as koordinator_fast
 from scheduler_api.engine.koordinator.fast.books import books_of, layout_of, numa_totals
 from scheduler_api.engine.koordinator.fast.count import (
@@ -46,7 +46,6 @@ from scheduler_api.engine.koordinator.reference.numa import (
 from scheduler_api.engine.koordinator.reference.plugin import (
     NO_RESTORE,
     NodeRun,
-    node_run,
     resource_options,
 )
 from scheduler_api.engine.koordinator.reference.pod import prefilter
@@ -67,54 +66,21 @@ from scheduler_api.engine.model.snapshot import (
     NodeSnapshot,
     PodAllocation,
     PodSpec,
-    ReservationSnapshot,
     ResourceAmounts,
     Zone,
 )
 from scheduler_api.engine.whatif.evaluate import evaluate
-from tests.engine.data_nrt_builders import container, pod
-from tests.engine.test_koordinator_count import (
-    CONFIGS,
+from tests.engine.conformance.strategies import (
     GI,
-    SETTINGS,
-    koord_nodes,
-    koord_pods,
-    reservations,
+    KOORD_CONFIGS,
+    KOORD_SETTINGS,
+    KoordCase,
+    koord_run,
+    roomy_cases,
 )
+from tests.engine.data_nrt_builders import container, pod
 
-Case = tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]]
 CAP = 30
-
-
-@st.composite
-def roomy_nodes(draw: st.DrawFn) -> NodeSnapshot:
-    """A Koordinator node whose NUMA nodes hold many small copies: more memory per NUMA
-    node and room for a hundred pods, so the NUMA amounts decide."""
-    node = draw(koord_nodes())
-    zones = []
-    for zone in node.zones:
-        resources = dict(zone.resources)
-        if "memory" in resources:
-            memory = draw(st.integers(2, 24)) * GI
-            resources["memory"] = ResourceAmounts(memory, memory, memory)
-        zones.append(replace(zone, resources=resources))
-    allocatable = {**node.allocatable, "memory": 512 * GI, "pods": draw(st.integers(20, 110))}
-    return replace(node, zones=tuple(zones), allocatable=allocatable)
-
-
-@st.composite
-def roomy_cases(draw: st.DrawFn) -> Case:
-    node = draw(st.one_of(roomy_nodes(), koord_nodes()))
-    return node, draw(koord_pods()), draw(reservations(node))
-
-
-def _run(case: Case, config: KoordConfig) -> NodeRun | None:
-    node, spec, held = case
-    state = prefilter(spec, config)
-    if state.error is not None or state.skip:
-        return None
-    run = node_run(node, spec, state, held, config, KEPT)  # as the fast paths run it
-    return run if isinstance(run, NodeRun) else None
 
 
 def _fill(run: NodeRun, spec: PodSpec, cap: int, *, closed_form: bool) -> int | None:
@@ -128,10 +94,10 @@ def _fill(run: NodeRun, spec: PodSpec, cap: int, *, closed_form: bool) -> int | 
 
 
 @pytest.mark.parametrize("array_walks_from", [koordinator_fast.ARRAY_WALK_MIN_NUMA_NODES, 1])
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS)
 def test_counting_filter_and_score_equal_the_reference_on_roomy_nodes(
-    array_walks_from: int, case: Case, config: KoordConfig
+    array_walks_from: int, case: KoordCase, config: KoordConfig
 ) -> None:
     """As the what-if runs it, and with whole hint walks on arrays (`koordinator_masks`)
     on every node they apply to (from one NUMA node on)."""
@@ -170,7 +136,7 @@ def spread_questions(
     return opts, totals, hint, draw(st.sampled_from([1, 2, 4]))
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(spread_questions())
 def test_the_spreader_distributes_as_distribute_does(
     question: tuple[ResourceOptions, dict[int, dict[str, int]], frozenset[int], int],
@@ -217,7 +183,7 @@ def even_questions(draw: st.DrawFn) -> tuple[ResourceOptions, dict[int, dict[str
     return opts, totals, mask
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(even_questions())
 def test_shares_that_fit_are_placed_whole_by_distribute(
     question: tuple[ResourceOptions, dict[int, dict[str, int]], list[int]],
@@ -250,15 +216,15 @@ def test_masks_come_by_width_in_the_order_combinations_lists_them() -> None:
 # --- the capacity count -------------------------------------------------------------------
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS)
 def test_the_closed_form_fill_equals_the_copy_by_copy_fill_and_the_reference(
-    case: Case, config: KoordConfig
+    case: KoordCase, config: KoordConfig
 ) -> None:
     """Closed form (alike copies, single NUMA nodes first, no-policy copies at once)
     against the copy-by-copy fill on the same books, and against the reference."""
     node, spec, held = case
-    run = _run(case, config)
+    run = koord_run(case, config)
     if run is None or not countable(run, layout_of(run)):
         return
     cap = node_fit_count(node, pod_request(spec), CAP)
@@ -274,13 +240,13 @@ def test_the_closed_form_fill_equals_the_copy_by_copy_fill_and_the_reference(
         assert closed == judgement._judgement.fill_copy_by_copy(0, cap, fast=False)
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS, st.integers(0, 12))
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS, st.integers(0, 12))
 def test_alike_copies_are_the_copies_numa_totals_leave_room_for(
-    case: Case, config: KoordConfig, start: int
+    case: KoordCase, config: KoordConfig, start: int
 ) -> None:
     """alike_copies against numa_totals after each further copy's amounts are added."""
-    run = _run(case, config)
+    run = koord_run(case, config)
     if run is None or not run.ctx.view.numa_resources:
         return
     numa, resources = run.ctx.view.numa_resources[-1]
@@ -304,13 +270,13 @@ def test_alike_copies_are_the_copies_numa_totals_leave_room_for(
     assert counted == stepped
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS, st.data())
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS, st.data())
 def test_pick_spread_takes_what_take_cpus_takes(
-    case: Case, config: KoordConfig, data: st.DataObject
+    case: KoordCase, config: KoordConfig, data: st.DataObject
 ) -> None:
     """SpreadByPCPUs required on a uniform SMT layout, for any NUMA amounts."""
-    run = _run(case, config)
+    run = koord_run(case, config)
     if run is None:
         return
     layout = layout_of(run)
@@ -332,9 +298,11 @@ def test_pick_spread_takes_what_take_cpus_takes(
 # --- what is kept between questions ---------------------------------------------------------
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
-def test_kept_books_stay_the_books_after_a_capacity_count(case: Case, config: KoordConfig) -> None:
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS)
+def test_kept_books_stay_the_books_after_a_capacity_count(
+    case: KoordCase, config: KoordConfig
+) -> None:
     """A count changes a copy of the kept NodeAllocation, never the kept books: judging
     the same node object afterwards still equals the reference, and the kept books equal
     books built afresh."""
@@ -342,17 +310,17 @@ def test_kept_books_stay_the_books_after_a_capacity_count(case: Case, config: Ko
     fill_count(node, spec, config, held, pod_request(spec), CAP)
     want = koordinator.evaluate(node, spec, config=config, reservations=held)
     assert koordinator_fast.evaluate(node, spec, config=config, reservations=held) == want
-    run = _run(case, config)
+    run = koord_run(case, config)
     if run is not None:
         layout, opts = layout_of(run), resource_options(run, None)
         fresh = replace(run, ctx=replace(run.ctx, memo=None))
         assert books_of(run, opts, layout) == books_of(fresh, opts, layout)
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS)
 def test_a_count_after_judging_the_node_equals_the_reference(
-    case: Case, config: KoordConfig
+    case: KoordCase, config: KoordConfig
 ) -> None:
     """The count reuses the verdict the fast evaluate gave for this pod and config."""
     node, spec, held = case

@@ -33,8 +33,13 @@ from scheduler_api.engine.koordinator.reference.numa import (
 from scheduler_api.engine.koordinator.reference.plugin import NO_RESTORE, resource_options
 from scheduler_api.engine.koordinator.reference.state import KoordConfig, NodeAllocation, NodeView
 from scheduler_api.engine.model.snapshot import CPUBindPolicy
-from tests.engine.test_koordinator_count import CONFIGS, SETTINGS
-from tests.engine.test_koordinator_fast_paths import Case, _run, roomy_cases
+from tests.engine.conformance.strategies import (
+    KOORD_CONFIGS,
+    KOORD_SETTINGS,
+    KoordCase,
+    koord_run,
+    roomy_cases,
+)
 
 Totals = dict[int, dict[str, int]]
 Question = tuple[ResourceOptions, Totals, tuple[int, ...], frozenset[int]]
@@ -71,7 +76,7 @@ def mask_questions(draw: st.DrawFn) -> Question:
     return opts, totals, numa_ids, frozenset(barred)
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(mask_questions())
 def test_masks_that_allocate_on_arrays_are_those_distribute_places_whole(
     question: Question,
@@ -89,7 +94,7 @@ def test_masks_that_allocate_on_arrays_are_those_distribute_places_whole(
     event(f"{len(want)} of {len(table.masks)} masks allocate")
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(mask_questions(), st.integers(0, 12000))
 def test_masks_whose_sums_fall_short_do_not_allocate(question: Question, need: int) -> None:
     """The walk's sums (`_hopeful`) bound what may allocate, on top of distribute."""
@@ -106,7 +111,7 @@ def test_masks_whose_sums_fall_short_do_not_allocate(question: Question, need: i
     ]
 
 
-@SETTINGS
+@KOORD_SETTINGS
 @given(st.lists(st.integers(0, 4), max_size=12), st.sets(st.integers(0, 12), max_size=12))
 def test_positional_orders_are_the_positional_sort_of_every_width(
     amounts: list[int], ids: set[int]
@@ -117,10 +122,10 @@ def test_positional_orders_are_the_positional_sort_of_every_width(
     assert positional_orders(count, totals, "cpu") == want
 
 
-@SETTINGS
-@given(roomy_cases(), CONFIGS)
-def test_a_whole_walk_on_arrays_gives_the_loops_hints(case: Case, config: KoordConfig) -> None:
-    run = _run(case, config)
+@KOORD_SETTINGS
+@given(roomy_cases(), KOORD_CONFIGS)
+def test_a_whole_walk_on_arrays_gives_the_loops_hints(case: KoordCase, config: KoordConfig) -> None:
+    run = koord_run(case, config)
     if run is None:
         return
     layout = layout_of(run)

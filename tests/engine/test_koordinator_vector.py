@@ -48,8 +48,13 @@ from scheduler_api.engine.whatif.families import judge_node
 from scheduler_api.engine.whatif.families.koordinator import KoordinatorColumns
 from scheduler_api.engine.whatif.judge import Judgement
 from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from tests.engine.conformance.strategies import (
+    KOORD_CONFIGS,
+    KOORD_SETTINGS,
+    koord_nodes,
+    reservations,
+)
 from tests.engine.data_nrt_builders import container, pod
-from tests.engine.test_koordinator_count import CONFIGS, SETTINGS, koord_nodes, reservations
 
 GI = 2**30
 
@@ -306,8 +311,8 @@ Kind = tuple[
 
 
 @pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
-@SETTINGS
-@given(data=st.data(), config=CONFIGS)
+@KOORD_SETTINGS
+@given(data=st.data(), config=KOORD_CONFIGS)
 def test_every_verdict_equals_the_reference(
     kind: Kind, data: st.DataObject, config: KoordConfig
 ) -> None:
@@ -316,8 +321,8 @@ def test_every_verdict_equals_the_reference(
 
 
 @pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
-@SETTINGS
-@given(data=st.data(), config=CONFIGS)
+@KOORD_SETTINGS
+@given(data=st.data(), config=KOORD_CONFIGS)
 def test_every_count_equals_filling_copy_by_copy(
     kind: Kind, data: st.DataObject, config: KoordConfig
 ) -> None:

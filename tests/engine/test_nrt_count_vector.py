@@ -11,7 +11,7 @@ from scheduler_api.engine.model.snapshot import ClusterSnapshot, ContainerSpec, 
 from scheduler_api.engine.schedulerplugins.fast import count as nrt_count
 from scheduler_api.engine.schedulerplugins.fast.count_vector import fill_counts
 from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
-from tests.engine.test_whatif_properties import SETTINGS, clusters, pods
+from tests.engine.conformance.strategies import WHATIF_SETTINGS, clusters, pods
 
 LIMIT = 50
 
@@ -26,7 +26,7 @@ def _check(snapshot: ClusterSnapshot, pod: PodSpec, limit: int) -> list[int | No
     return expected
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(clusters(), pods(), st.sampled_from([1, 3, LIMIT]))
 def test_every_row_is_counted_as_nrt_count_counts_it(
     snapshot: ClusterSnapshot, pod: PodSpec, limit: int
@@ -34,7 +34,7 @@ def test_every_row_is_counted_as_nrt_count_counts_it(
     _check(snapshot, pod, limit)
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(clusters())
 def test_best_effort_and_host_level_only_requests_agree_too(snapshot: ClusterSnapshot) -> None:
     best_effort = PodSpec("ns", "be", containers=(ContainerSpec("c", {}, {}),))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scheduler_api.engine.model.snapshot import ClusterSnapshot, NodeSnapshot
 from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex, distinct_rows
 from scheduler_api.engine.whatif.evaluate import evaluate
-from tests.engine.test_whatif_properties import SETTINGS, clusters, nodes, pods
+from tests.engine.conformance.strategies import WHATIF_SETTINGS, clusters, nodes, pods
 
 ROWS = ("visible", "single_numa", "pod_scope", "duplicate_numa", "unschedulable", "name_rank")
 
@@ -48,7 +48,7 @@ def changed(draw: st.DrawFn, snapshot: ClusterSnapshot) -> tuple[NodeSnapshot, .
     return tuple(result)
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(st.data(), clusters())
 def test_a_refreshed_index_equals_a_fresh_one(data: st.DataObject, snapshot) -> None:
     before = NRTIndex(snapshot.nodes)
@@ -69,7 +69,7 @@ def test_other_names_or_order_build_anew() -> None:
     assert index.refreshed((first, NodeSnapshot(name="c"))) is None
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(st.data(), clusters(), pods())
 def test_what_ifs_on_a_refreshed_snapshot_answer_as_on_a_fresh_one(
     data: st.DataObject, snapshot: ClusterSnapshot, pod

@@ -2,100 +2,26 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler_api.engine.model.snapshot import (
     ClusterSnapshot,
-    ContainerSpec,
     Flavour,
-    NodeSnapshot,
     PodSpec,
-    ResourceAmounts,
-    Zone,
 )
 from scheduler_api.engine.schedulerplugins.fast.vector import NO_SCORE
 from scheduler_api.engine.whatif.evaluate import NodeVerdict, WhatIfResult, evaluate, place
 from scheduler_api.engine.whatif.families import judge_node
-from tests.engine.test_koordinator import koord_node
-
-GI = 2**30
-POLICIES = [
-    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"},
-    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "container"},
-    {"topologyManagerPolicy": "restricted"},
-    {},
-]
-FLAVOURS = [Flavour.UPSTREAM_V1ALPHA2, Flavour.UPSTREAM_V1ALPHA1, Flavour.KOORDINATOR, None]
-# WHATIF_EXAMPLES=1000 for a deeper local run.
-SETTINGS = settings(
-    max_examples=int(os.environ.get("WHATIF_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
+from tests.engine.conformance.strategies import (
+    WHATIF_SETTINGS,
+    clusters,
+    pods,
 )
-
-
-@st.composite
-def zones(draw: st.DrawFn, count: int) -> tuple[Zone, ...]:
-    result = []
-    for index in range(count):
-        numa = draw(st.sampled_from([index, index, index, 0]))  # sometimes a duplicate id
-        cpu_cap = draw(st.integers(1, 16)) * 1000
-        resources = {
-            "cpu": ResourceAmounts(cpu_cap, cpu_cap, draw(st.integers(0, cpu_cap))),
-            "memory": ResourceAmounts(16 * GI, 16 * GI, draw(st.integers(0, 16)) * GI),
-        }
-        if draw(st.booleans()):
-            devices = draw(st.integers(0, 4))
-            resources["example.com/dev"] = ResourceAmounts(4, 4, devices)
-        result.append(Zone(numa, f"node-{index}", resources))
-    return tuple(result)
-
-
-@st.composite
-def nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
-    listed = draw(zones(draw(st.integers(1, 4))))
-    allocatable: dict[str, int] = {"pods": draw(st.integers(1, 20))}
-    for zone in listed:
-        for res, amounts in zone.resources.items():
-            allocatable[res] = allocatable.get(res, 0) + amounts.capacity
-    used = draw(st.integers(0, 50)) / 100
-    return NodeSnapshot(
-        name=name,
-        flavour=draw(st.sampled_from(FLAVOURS)),
-        allocatable=allocatable,
-        requested={"cpu": int(allocatable["cpu"] * used), "pods": 0},
-        nrt_attributes=draw(st.sampled_from(POLICIES)),
-        zones=listed,
-        unschedulable=draw(st.booleans()) and draw(st.booleans()),
-    )
-
-
-@st.composite
-def pods(draw: st.DrawFn) -> PodSpec:
-    def container(name: str) -> ContainerSpec:
-        cpu = draw(st.sampled_from([500, 1000, 2000, 3000, 4000, 6000]))
-        requests = {"cpu": cpu, "memory": draw(st.integers(1, 8)) * GI}
-        if draw(st.booleans()) and draw(st.booleans()):
-            requests["example.com/dev"] = draw(st.integers(1, 2))
-        guaranteed = draw(st.booleans()) or draw(st.booleans())
-        return ContainerSpec(name, requests, requests if guaranteed else {})
-
-    count = draw(st.integers(1, 2))
-    init = (container("init"),) if draw(st.booleans()) and draw(st.booleans()) else ()
-    return PodSpec("ns", "p", containers=tuple(container(f"c{i}") for i in range(count)),
-                   init_containers=init)  # fmt: skip
-
-
-@st.composite
-def clusters(draw: st.DrawFn) -> ClusterSnapshot:
-    count = draw(st.integers(1, 6))
-    return ClusterSnapshot(tuple(draw(nodes(f"n{i}")) for i in range(count)))
-
+from tests.engine.test_koordinator import koord_node
 
 SCORING = st.sampled_from(
     [None, "LeastAllocated", "MostAllocated", "BalancedAllocation", "LeastNUMANodes"]
@@ -103,7 +29,7 @@ SCORING = st.sampled_from(
 WEIGHTS = st.sampled_from([None, {"cpu": 3, "memory": 1}, {"example.com/dev": 5}])
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(clusters(), pods(), st.sampled_from(["auto", "scheduler-plugins"]), SCORING, WEIGHTS)
 def test_the_bulk_verdicts_equal_the_reference_node_by_node(
     snapshot: ClusterSnapshot, pod: PodSpec, scheduler: str, scoring: str | None, weights: object
@@ -176,7 +102,7 @@ def _zone_debits_within_available(snapshot: ClusterSnapshot, pod: PodSpec, resul
         assert amount <= (held.allocatable if koordinator else held.available), (name, numa, res)
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(clusters(), pods(), st.integers(1, 12), SCORING)
 def test_place_never_fits_more_than_evaluate_allows(
     snapshot: ClusterSnapshot, pod: PodSpec, replicas: int, scoring: str | None
@@ -213,7 +139,7 @@ def koordinator_clusters(draw: st.DrawFn) -> ClusterSnapshot:
     return ClusterSnapshot(tuple(built))
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(koordinator_clusters(), st.sampled_from([1, 2, 4]), st.integers(1, 10))
 def test_koordinator_cpusets_are_disjoint_and_inside_their_numa_zones(
     snapshot: ClusterSnapshot, cpus: int, replicas: int
@@ -239,7 +165,7 @@ def test_koordinator_cpusets_are_disjoint_and_inside_their_numa_zones(
             assert len(zones_used) == 1
 
 
-@SETTINGS
+@WHATIF_SETTINGS
 @given(
     st.integers(1, 4),
     st.sampled_from([2, 4, 6]),

@@ -1,0 +1,388 @@
+"""The hypothesis strategies the engine's agreement tests share: clusters, nodes and pods
+of each family, drawn once here so that no test module imports another.
+
+KOORD_EXAMPLES, WHATIF_EXAMPLES and CAPACITY_EXAMPLES (=1000 for a deeper local run) set
+how many examples each family's tests draw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from scheduler_api.engine.koordinator.cache import KEPT
+from scheduler_api.engine.koordinator.reference.plugin import (
+    NodeRun,
+    node_run,
+    prefilter,
+)
+from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.model.snapshot import (
+    ANN_CRANE_AWARENESS,
+    ANN_CRANE_CPU_POLICY,
+    ANN_KOORD_NUMA_SPEC,
+    ANN_KOORD_RESERVATION_AFFINITY,
+    ANN_KOORD_RESOURCE_SPEC,
+    LABEL_CPU_BIND_POLICY,
+    LABEL_KOORD_QOS,
+    LABEL_NUMA_ALLOCATE_STRATEGY,
+    LABEL_NUMA_TOPOLOGY_POLICY,
+    AllocationSource,
+    ClusterSnapshot,
+    ContainerSpec,
+    CPUExclusivePolicy,
+    Flavour,
+    LabelSelector,
+    NodeSnapshot,
+    PodAllocation,
+    PodSpec,
+    ReservationOwner,
+    ReservationPhase,
+    ReservationSnapshot,
+    ResourceAmounts,
+    Zone,
+)
+from tests.engine.data_nrt_builders import container, pod
+
+GI = 2**30
+
+# --- Koordinator nodes, pods and reservations ------------------------------------------
+
+
+KOORD_SETTINGS = settings(
+    max_examples=int(os.environ.get("KOORD_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+NRT_POLICIES = [
+    ("SingleNUMANodePodLevel",),
+    ("Restricted",),
+    ("BestEffort",),
+    ("None",),
+    ("BestEffortContainerLevel",),
+]
+
+
+EXCLUSIVE = [p.value for p in CPUExclusivePolicy]
+
+
+PHASES = [ReservationPhase.AVAILABLE] * 3 + [ReservationPhase.FAILED]
+
+
+Rows = list[tuple[int, int, int, int]]
+
+
+@st.composite
+def cpu_rows(draw: st.DrawFn) -> tuple[Rows, list[int]]:
+    """(cpu, core, socket, numa) rows; siblings numbered apart or side by side."""
+    sockets = draw(st.sampled_from([1, 1, 2]))
+    per_socket = draw(st.sampled_from([1, 1, 2, 2, 3, 4]))
+    cores = draw(st.integers(1, 6))
+    threads = draw(st.sampled_from([1, 2, 2]))
+    apart = draw(st.booleans())
+    total_cores = sockets * per_socket * cores
+    rows = []
+    for core in range(total_cores):
+        numa = core // cores
+        for thread in range(threads):
+            cpu = core + thread * total_cores if apart else core * threads + thread
+            rows.append((cpu, core, numa // per_socket, numa))
+    if draw(st.integers(0, 9)) == 0 and len(rows) > 1:
+        rows.pop(draw(st.integers(0, len(rows) - 1)))  # a non-uniform layout
+    return sorted(rows), list(range(sockets * per_socket))
+
+
+@st.composite
+def koord_zones(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[Zone, ...]:
+    result = []
+    ragged = draw(st.integers(0, 7)) == 0
+    for numa in numas:
+        cpus = sum(1 for row in rows if row[3] == numa) * 1000
+        resources = {"cpu": ResourceAmounts(cpus, cpus - draw(st.sampled_from([0, 0, 500])), 0)}
+        if not (ragged and numa == numas[-1]):
+            memory = draw(st.integers(1, 8)) * GI
+            resources["memory"] = ResourceAmounts(memory, memory, memory)
+        result.append(Zone(numa, f"node-{numa}", resources))
+    return tuple(result)
+
+
+@st.composite
+def held_pods(draw: st.DrawFn, rows: Rows, numas: list[int]) -> tuple[PodAllocation, ...]:
+    cpus = [row[0] for row in rows]
+    held = []
+    for index in range(draw(st.integers(0, 3))):
+        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=4)))
+        numa = draw(st.sampled_from(numas))
+        amounts = {"cpu": draw(st.sampled_from([500, 1000, 2000])), "memory": GI}
+        held.append(PodAllocation(
+            "ns", f"held-{index}", f"uid-held-{index}", AllocationSource.KOORDINATOR,
+            cpuset=cpuset, numa_resources={numa: amounts} if draw(st.booleans()) else {},
+            cpu_exclusive_policy=CPUExclusivePolicy(draw(st.sampled_from(EXCLUSIVE))),
+            reservation_uid=draw(st.sampled_from(["", "", "uid-resv-0"])),
+        ))  # fmt: skip
+    if draw(st.booleans()):
+        pinned = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
+        held.append(PodAllocation("ns", "pinned", "uid-pinned", AllocationSource.KUBELET,
+                                  cpuset=pinned))  # fmt: skip
+    return tuple(held)
+
+
+@st.composite
+def koord_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    rows, numas = draw(cpu_rows())
+    cpus = [row[0] for row in rows]
+    labels: dict[str, str] = {}
+    bind = draw(st.sampled_from(["", "", "FullPCPUsOnly", "SpreadByPCPUs"]))
+    if bind:
+        labels[LABEL_CPU_BIND_POLICY] = bind
+    label_policy = draw(st.sampled_from(["", "", "", "SingleNUMANode", "Restricted", "BestEffort"]))
+    if label_policy:
+        labels[LABEL_NUMA_TOPOLOGY_POLICY] = label_policy
+    if draw(st.integers(0, 3)) == 0:
+        labels[LABEL_NUMA_ALLOCATE_STRATEGY] = "MostAllocated"
+    full_pcpus = draw(st.integers(0, 5)) == 0
+    return NodeSnapshot(
+        name="k1",
+        flavour=Flavour.KOORDINATOR,
+        labels=labels,
+        allocatable={"cpu": len(cpus) * 1000, "memory": 64 * GI, "pods": draw(st.integers(1, 14))},
+        requested={"cpu": draw(st.sampled_from([0, 0, 1000])), "pods": 0},
+        topology_policies=draw(st.sampled_from(NRT_POLICIES)),
+        zones=draw(koord_zones(rows, numas)),
+        cpus=tuple(rows),
+        cpu_manager_policy="static" if full_pcpus else "",
+        cpu_manager_options={"full-pcpus-only": "true"} if full_pcpus else {},
+        kubelet_reserved_cpus=frozenset(draw(st.sets(st.sampled_from(cpus), max_size=3))),
+        allocations=draw(held_pods(rows, numas)),
+    )
+
+
+@st.composite
+def reservations(draw: st.DrawFn, node: NodeSnapshot) -> tuple[ReservationSnapshot, ...]:
+    cpus = [row[0] for row in node.cpus]
+    numas = [zone.numa_id for zone in node.zones]
+    result = []
+    for index in range(draw(st.sampled_from([0, 0, 1, 2]))):
+        cpuset = frozenset(draw(st.sets(st.sampled_from(cpus), max_size=2)))
+        numa = draw(st.sampled_from(numas))
+        reserved = {numa: {"cpu": 1000 * max(len(cpuset), 1)}} if draw(st.booleans()) else {}
+        result.append(ReservationSnapshot(
+            name=f"resv-{index}", uid=f"uid-resv-{index}", node_name=node.name,
+            phase=draw(st.sampled_from(PHASES)),
+            owners=(ReservationOwner(label_selector=LabelSelector(
+                {"app": draw(st.sampled_from(["x", "y"]))})),),
+            allocatable={"cpu": 1000 * max(len(cpuset), 1)},
+            allocate_once=draw(st.booleans()),
+            cpuset=cpuset,
+            numa_resources=reserved,
+        ))  # fmt: skip
+    return tuple(result)
+
+
+@st.composite
+def koord_pods(draw: st.DrawFn) -> PodSpec:
+    cpu = draw(st.sampled_from(["500m", "1", "2", "2", "3", "4", "4", "6"]))
+    resources = {"cpu": cpu, "memory": draw(st.sampled_from(["256Mi", "1Gi", "3Gi"]))}
+    labels = {"app": draw(st.sampled_from(["x", "z"]))}
+    qos = draw(st.sampled_from(["LSR", "LSR", "LSE", "LS", ""]))
+    if qos:
+        labels[LABEL_KOORD_QOS] = qos
+    annotations: dict[str, str] = {}
+    spec: dict[str, str] = {}
+    hardness = draw(st.sampled_from(["", "required", "preferred"]))
+    if hardness:
+        policy = draw(st.sampled_from(["FullPCPUs", "SpreadByPCPUs", "Default"]))
+        spec[f"{hardness}CPUBindPolicy"] = policy
+    exclusive = draw(st.sampled_from(["", "", "PCPULevel", "NUMANodeLevel"]))
+    if exclusive:
+        spec["preferredCPUExclusivePolicy"] = exclusive
+    if spec or draw(st.booleans()):
+        annotations[ANN_KOORD_RESOURCE_SPEC] = json.dumps(spec)
+    if draw(st.integers(0, 3)) == 0:  # mostly no policy of its own: exclusivity only
+        numa_spec = {
+            "numaTopologyPolicy": draw(
+                st.sampled_from(["SingleNUMANode", "Restricted", "", "", ""])
+            ),
+            "singleNUMANodeExclusive": draw(st.sampled_from(["Required", "Required", "Preferred"])),
+        }
+        annotations[ANN_KOORD_NUMA_SPEC] = json.dumps(numa_spec)
+    if draw(st.integers(0, 9)) == 0:
+        annotations[ANN_KOORD_RESERVATION_AFFINITY] = "{}"
+    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
+               priority=draw(st.sampled_from([9000, 9000, 5000, None])))  # fmt: skip
+
+
+KOORD_CONFIGS = st.sampled_from(
+    [
+        KoordConfig(),
+        KoordConfig(numa_scoring_strategy="MostAllocated", scoring_strategy="MostAllocated"),
+        KoordConfig(resource_weights={"cpu": 3, "memory": 1}),
+    ]
+)
+
+
+# --- scheduler-plugins (NRT) nodes and clusters, the pods every family is asked about ----
+
+POLICIES = [
+    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"},
+    {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "container"},
+    {"topologyManagerPolicy": "restricted"},
+    {},
+]
+
+
+FLAVOURS = [Flavour.UPSTREAM_V1ALPHA2, Flavour.UPSTREAM_V1ALPHA1, Flavour.KOORDINATOR, None]
+
+
+# WHATIF_EXAMPLES=1000 for a deeper local run.
+WHATIF_SETTINGS = settings(
+    max_examples=int(os.environ.get("WHATIF_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def nrt_zones(draw: st.DrawFn, count: int) -> tuple[Zone, ...]:
+    result = []
+    for index in range(count):
+        numa = draw(st.sampled_from([index, index, index, 0]))  # sometimes a duplicate id
+        cpu_cap = draw(st.integers(1, 16)) * 1000
+        resources = {
+            "cpu": ResourceAmounts(cpu_cap, cpu_cap, draw(st.integers(0, cpu_cap))),
+            "memory": ResourceAmounts(16 * GI, 16 * GI, draw(st.integers(0, 16)) * GI),
+        }
+        if draw(st.booleans()):
+            devices = draw(st.integers(0, 4))
+            resources["example.com/dev"] = ResourceAmounts(4, 4, devices)
+        result.append(Zone(numa, f"node-{index}", resources))
+    return tuple(result)
+
+
+@st.composite
+def nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
+    listed = draw(nrt_zones(draw(st.integers(1, 4))))
+    allocatable: dict[str, int] = {"pods": draw(st.integers(1, 20))}
+    for zone in listed:
+        for res, amounts in zone.resources.items():
+            allocatable[res] = allocatable.get(res, 0) + amounts.capacity
+    used = draw(st.integers(0, 50)) / 100
+    return NodeSnapshot(
+        name=name,
+        flavour=draw(st.sampled_from(FLAVOURS)),
+        allocatable=allocatable,
+        requested={"cpu": int(allocatable["cpu"] * used), "pods": 0},
+        nrt_attributes=draw(st.sampled_from(POLICIES)),
+        zones=listed,
+        unschedulable=draw(st.booleans()) and draw(st.booleans()),
+    )
+
+
+@st.composite
+def pods(draw: st.DrawFn) -> PodSpec:
+    def container(name: str) -> ContainerSpec:
+        cpu = draw(st.sampled_from([500, 1000, 2000, 3000, 4000, 6000]))
+        requests = {"cpu": cpu, "memory": draw(st.integers(1, 8)) * GI}
+        if draw(st.booleans()) and draw(st.booleans()):
+            requests["example.com/dev"] = draw(st.integers(1, 2))
+        guaranteed = draw(st.booleans()) or draw(st.booleans())
+        return ContainerSpec(name, requests, requests if guaranteed else {})
+
+    count = draw(st.integers(1, 2))
+    init = (container("init"),) if draw(st.booleans()) and draw(st.booleans()) else ()
+    return PodSpec("ns", "p", containers=tuple(container(f"c{i}") for i in range(count)),
+                   init_containers=init)  # fmt: skip
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> ClusterSnapshot:
+    count = draw(st.integers(1, 6))
+    return ClusterSnapshot(tuple(draw(nodes(f"n{i}")) for i in range(count)))
+
+
+# --- capacity counts and crane --------------------------------------------------------
+
+CAPACITY_LIMIT = 200
+
+
+CAPACITY_SETTINGS = settings(
+    max_examples=int(os.environ.get("CAPACITY_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def crane_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    node = draw(nodes("c0"))
+    claims = tuple(
+        PodAllocation("ns", f"held-{i}", f"uid-{i}", AllocationSource.CRANE,
+                      numa_resources={zone.numa_id: {"cpu": draw(st.sampled_from([1000, 2000]))}})
+        for i, zone in enumerate(node.zones) if draw(st.booleans())
+    )  # fmt: skip
+    return replace(
+        node,
+        flavour=draw(st.sampled_from([Flavour.CRANE, Flavour.CRANE, Flavour.CRANE, None])),
+        crane_cpu_manager_policy=draw(st.sampled_from(["Static", "Static", "None"])),
+        crane_topology_policy=draw(st.sampled_from(["SingleNUMANodePodLevel", "", ""])),
+        allocations=claims,
+        allocatable={**node.allocatable, "pods": draw(st.integers(1, 60))},
+        requested=node.requested if draw(st.booleans()) else {"pods": 0},
+    )
+
+
+@st.composite
+def crane_pods(draw: st.DrawFn) -> PodSpec:
+    base = draw(pods())
+    annotations: dict[str, str] = {}
+    if draw(st.booleans()):
+        annotations[ANN_CRANE_AWARENESS] = draw(st.sampled_from(["true", "false", "bogus"]))
+    if draw(st.integers(0, 3)) == 0:
+        annotations[ANN_CRANE_CPU_POLICY] = draw(st.sampled_from(["none", "exclusive", "numa"]))
+    if draw(st.integers(0, 5)) == 0:
+        scalar = {"cpu": 2000, "example.com/dev": 1}
+        base = replace(base, containers=(ContainerSpec("dev", scalar, scalar),))
+    return replace(base, annotations=annotations)
+
+
+KoordCase = tuple[NodeSnapshot, PodSpec, tuple[ReservationSnapshot, ...]]
+
+
+# --- Koordinator nodes where NUMA amounts decide, and the run a fast path starts from ----
+
+
+@st.composite
+def roomy_koord_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    """A Koordinator node whose NUMA nodes hold many small copies: more memory per NUMA
+    node and room for a hundred pods, so the NUMA amounts decide."""
+    node = draw(koord_nodes())
+    zones = []
+    for zone in node.zones:
+        resources = dict(zone.resources)
+        if "memory" in resources:
+            memory = draw(st.integers(2, 24)) * GI
+            resources["memory"] = ResourceAmounts(memory, memory, memory)
+        zones.append(replace(zone, resources=resources))
+    allocatable = {**node.allocatable, "memory": 512 * GI, "pods": draw(st.integers(20, 110))}
+    return replace(node, zones=tuple(zones), allocatable=allocatable)
+
+
+@st.composite
+def roomy_cases(draw: st.DrawFn) -> KoordCase:
+    node = draw(st.one_of(roomy_koord_nodes(), koord_nodes()))
+    return node, draw(koord_pods()), draw(reservations(node))
+
+
+def koord_run(case: KoordCase, config: KoordConfig) -> NodeRun | None:
+    node, spec, held = case
+    state = prefilter(spec, config)
+    if state.error is not None or state.skip:
+        return None
+    run = node_run(node, spec, state, held, config, KEPT)  # as the fast paths run it
+    return run if isinstance(run, NodeRun) else None
