@@ -1,57 +1,38 @@
 """What-if questions as the API receives them: a Pod manifest or the compact form.
 
-The engine work is `topology.services.whatif.service`; this module turns the API's input
-into its arguments (the compact form becomes a Pod manifest with the annotations
-the schedulers read), decides what runs in the background, and answers.
+The question and its checks are `topology.services.whatif.question`, the engine work
+`topology.services.whatif.service`; this module turns the API's validated body into a
+question (the compact form becomes a Pod manifest with the annotations the schedulers
+read), decides what runs in the background, and answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
 
 from topology.models import Cluster
 from topology.services.whatif.manifest import compact_pod_manifest
-from topology.services.whatif.service import (
-    compare_schedulers,
-    run_whatif,
-    validated_pod,
-)
+from topology.services.whatif.question import COMPARE_ALL, WhatIfQuestion
+from topology.services.whatif.service import ask
 
-COMPARE_ALL = "all"
-
-
-@dataclass(frozen=True)
-class WhatIfQuestion:
-    pod: dict[str, Any]  # a Pod manifest
-    replicas: int = 1
-    scheduler: str = "auto"  # one of topology.services.whatif.service.SCHEDULERS, or COMPARE_ALL
-    scoring: str | None = None
-    weights: dict[str, int] | None = None
-    use_draft_policies: bool = False  # judge nodes as if their saved NodePolicies were applied
-    capacity: bool = True  # False: do not count the copies each node could still take
-    scheduler_name: str | None = None  # the pod's schedulerName, overriding the manifest's
-
-    @property
-    def compares_schedulers(self) -> bool:
-        return self.scheduler == COMPARE_ALL
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WhatIfQuestion:
-        return cls(**data)
+__all__ = [
+    "COMPARE_ALL",
+    "WhatIfQuestion",
+    "whatif_answer",
+    "whatif_question",
+    "whatif_runs_in_background",
+]
 
 
 def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
-    """From the request serializer's validated data (either `pod` or the compact form)."""
+    """From the request serializer's validated data (either `pod` or the compact form);
+    WhatIfInputError (per field) when the pod or an option cannot be run."""
     pod = data.get("pod")
-    return WhatIfQuestion(
-        pod=dict(pod) if pod is not None else compact_pod_manifest(data),
+    return WhatIfQuestion.from_inputs(
+        dict(pod) if pod is not None else compact_pod_manifest(data),
         replicas=data.get("replicas", 1),
         scheduler=data.get("scheduler", "auto"),
         scoring=data.get("scoring") or None,
@@ -59,19 +40,6 @@ def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
         use_draft_policies=bool(data.get("use_draft_policies", False)),
         capacity=bool(data.get("capacity", True)),
         scheduler_name=data.get("scheduler_name") or None,
-    )
-
-
-def whatif_check(question: WhatIfQuestion) -> None:
-    """Refuse a malformed question before anything runs (WhatIfInputError, per field)."""
-    validated_pod(
-        question.pod,
-        replicas=question.replicas,
-        scheduler="auto" if question.compares_schedulers else question.scheduler,
-        scoring=question.scoring,
-        weights=question.weights,
-        capacity=question.capacity,
-        scheduler_name=question.scheduler_name,
     )
 
 
@@ -86,26 +54,4 @@ def whatif_answer(
 
     `fragments`: parts of a remembered answer may come as orjson Fragments (the API's
     renderer writes them as they are; nothing else may be given them)."""
-    if question.compares_schedulers:
-        return compare_schedulers(
-            cluster=cluster,
-            pod=question.pod,
-            replicas=question.replicas,
-            scoring=question.scoring,
-            weights=question.weights,
-            capacity=question.capacity,
-            use_draft_policies=question.use_draft_policies,
-            scheduler_name=question.scheduler_name,
-        )
-    return run_whatif(
-        cluster=cluster,
-        pod=question.pod,
-        replicas=question.replicas,
-        scheduler=question.scheduler,
-        scoring=question.scoring,
-        weights=question.weights,
-        capacity=question.capacity,
-        use_draft_policies=question.use_draft_policies,
-        fragments=fragments,
-        scheduler_name=question.scheduler_name,
-    )
+    return ask(cluster, question, fragments=fragments)

@@ -107,8 +107,8 @@ def test_a_question_asked_again_is_answered_from_memory_alike(
 
     settings.WHATIF_SNAPSHOT_CACHE_SIZE = 2
     runs: list[int] = []
-    real = whatif.run_on_snapshot
-    monkeypatch.setattr(whatif, "run_on_snapshot", lambda *a, **k: runs.append(1) or real(*a, **k))
+    real = whatif.judge_question
+    monkeypatch.setattr(whatif, "judge_question", lambda *a, **k: runs.append(1) or real(*a, **k))
     first = post(operator, {"pod": manifest(), "replicas": 2})
     again = post(operator, {"pod": manifest(), "replicas": 2})
     assert first.status_code == again.status_code == 200

@@ -287,9 +287,9 @@ def test_paging_through_the_ranking_runs_the_engine_once(
     settings.WHATIF_ANSWER_CACHE_SIZE = 4
     monkeypatch.setattr(page_service, "PAGE_SIZE", 3)
     runs: list[int] = []
-    real = whatif_service.run_on_snapshot
+    real = whatif_service.judge_question
     monkeypatch.setattr(
-        whatif_service, "run_on_snapshot", lambda *a, **k: runs.append(1) or real(*a, **k)
+        whatif_service, "judge_question", lambda *a, **k: runs.append(1) or real(*a, **k)
     )
     pages = [staff_client.get(url(page=str(n), **GUARANTEED_16)) for n in (1, 2, 3)]
     assert [p.context["result"].page.number for p in pages] == [1, 2, 3]

@@ -127,16 +127,18 @@ def test_finding_the_node_reads_verdicts_without_counting_capacity(
 ):
     from topology.services.policies.writeback import reservations
 
-    asked: list[dict] = []
-    real = reservations.run_whatif
+    asked: list = []
+    real = reservations.ask
     monkeypatch.setattr(
-        reservations, "run_whatif", lambda **kwargs: asked.append(kwargs) or real(**kwargs)
+        reservations,
+        "ask",
+        lambda cluster, question: asked.append(question) or real(cluster, question),
     )
     preview = admin_api.post(
         RESERVATIONS, {**QUESTION, "node": "best", "preview": True}, format="json"
     )
     assert preview.status_code == 200, preview.content
-    assert [call["capacity"] for call in asked] == [False]
+    assert [question.capacity for question in asked] == [False]
     assert preview.json()["node"] == KOORD_NODE
 
 

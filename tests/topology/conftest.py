@@ -28,13 +28,13 @@ def small() -> Cluster:
 def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the engine runs behind the answers (the real engine still answers)."""
     runs: list[int] = []
-    real = whatif.run_on_snapshot
+    real = whatif.judge_question
 
     def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
         runs.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(whatif, "run_on_snapshot", counted)
+    monkeypatch.setattr(whatif, "judge_question", counted)
     return runs
 
 

@@ -28,7 +28,7 @@ from topology.parsers.quantity import to_base_units
 from topology.parsers.yaml_documents import load_all
 from topology.selectors.types import is_device
 from topology.services.whatif.manifest import compact_pod_manifest
-from topology.services.whatif.page import PageQuestion
+from topology.services.whatif.question import WhatIfQuestion
 from topology.services.whatif.service import (
     SCHEDULER_NAME_PATTERN,
     SCHEDULERS,
@@ -375,8 +375,9 @@ class WhatIfForms:
             seen.add(name)
         return all(not row.errors for _, row in rows)
 
-    def question(self) -> PageQuestion:
-        """The validated question (call after is_valid())."""
+    def question(self) -> WhatIfQuestion:
+        """The question (call after is_valid()); WhatIfInputError when the pod or an
+        option cannot be run (`add_input_errors` puts them next to their fields)."""
         data = self.pod.cleaned_data
         manifest = data.get("manifest")
         if manifest is None:
@@ -384,8 +385,8 @@ class WhatIfForms:
             manifest = compact_pod_manifest(
                 {"containers": containers, **self.pod.scheduler_knobs()}
             )
-        return PageQuestion(
-            pod=manifest,
+        return WhatIfQuestion.from_inputs(
+            manifest,
             replicas=data["replicas"],
             scheduler=data["scheduler"],
             scheduler_name=data.get("scheduler_name") or None,

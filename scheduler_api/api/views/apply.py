@@ -30,7 +30,7 @@ from scheduler_api.api.serializers.common import ErrorSerializer
 from scheduler_api.api.throttles import WhatIfThrottle
 from scheduler_api.api.views.base import CLUSTER_PARAMETER, NODE_PARAMETER, ClusterScopedMixin
 from scheduler_api.errors import error_body
-from scheduler_api.services.whatif import whatif_question
+from scheduler_api.services.whatif import COMPARE_ALL
 from topology.access import PERMISSIONS, Action
 from topology.choices import ApplyStatus, WriteKind
 from topology.editing.reservation import (
@@ -47,6 +47,7 @@ from topology.services.policies.writeback import (
     plan_reservation_create,
     request_plan,
 )
+from topology.services.whatif.manifest import compact_pod_manifest
 
 APPLY_PERMISSION = "topology.apply_nodepolicy"
 APPLY_RESPONSES = {
@@ -214,12 +215,12 @@ class ReservationCreateMixin:
 def _request_of(data: dict[str, Any], *, scheduler_given: bool) -> ReservationRequest:
     """The request as the service takes it; koord-scheduler judges the node unless the
     caller named a scheduler (`all` compares nothing here: each node's own system)."""
-    question = whatif_question(data)
     scheduler = RESERVATION_SCHEDULER
     if scheduler_given:
-        scheduler = "auto" if question.compares_schedulers else question.scheduler
-    return ReservationRequest(
-        pod=question.pod,
+        scheduler = "auto" if data["scheduler"] == COMPARE_ALL else data["scheduler"]
+    pod = data.get("pod")
+    return ReservationRequest(  # the pod and options are checked once, by the what-if
+        pod=dict(pod) if pod is not None else compact_pod_manifest(data),
         node=data["node"],
         owners=[dict(owner) for owner in data["owners"]],
         name=data.get("reservation_name", ""),
@@ -227,8 +228,8 @@ def _request_of(data: dict[str, Any], *, scheduler_given: bool) -> ReservationRe
         expires=data.get("expires"),
         allocate_once=data["allocate_once"],
         scheduler=scheduler,
-        scoring=question.scoring,
-        weights=question.weights,
+        scoring=data.get("scoring") or None,
+        weights=dict(data["weights"]) if data.get("weights") else None,
     )
 
 

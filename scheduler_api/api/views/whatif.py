@@ -21,7 +21,6 @@ from scheduler_api.api.views.base import CLUSTER_PARAMETER, ClusterScopedMixin
 from scheduler_api.services.whatif import (
     WhatIfQuestion,
     whatif_answer,
-    whatif_check,
     whatif_question,
     whatif_runs_in_background,
 )
@@ -58,9 +57,8 @@ class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        question = whatif_question(serializer.validated_data)
         try:
-            whatif_check(question)
+            question = whatif_question(serializer.validated_data)
             if whatif_runs_in_background(question):
                 return self._accepted(question)
             answer = whatif_answer(cluster=self.cluster, question=question, fragments=True)

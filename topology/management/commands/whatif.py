@@ -14,15 +14,14 @@ from topology.models import Cluster
 from topology.parsers import ObjectParseError
 from topology.parsers.scheduler_config import profiles_from_text
 from topology.services.mirror.loading import LoadError, load_objects
-from topology.services.whatif.service import (
+from topology.services.whatif.question import (
     SCHEDULERS,
     SCORING_STRATEGIES,
     WhatIfInputError,
-    mirror_snapshot,
+    WhatIfQuestion,
     parse_weights,
-    run_on_snapshot,
-    run_whatif,
 )
+from topology.services.whatif.service import ask, judge_question, mirror_snapshot
 
 
 class Command(BaseCommand):
@@ -84,25 +83,26 @@ class Command(BaseCommand):
         pods = load_objects(options["pod"])
         if len(pods) != 1:
             raise CommandError(f"{options['pod']}: expected one Pod, found {len(pods)} objects")
-        settings = {
-            "replicas": options["replicas"],
-            "scheduler": options["scheduler"],
-            "scoring": options["scoring"],
-            "weights": parse_weights(options["weights"]) or None,
-            "capacity": options["capacity"],
-            "scheduler_name": options["scheduler_name"],
-        }
+        question = WhatIfQuestion.from_inputs(
+            pods[0],
+            replicas=options["replicas"],
+            scheduler=options["scheduler"],
+            scoring=options["scoring"],
+            weights=parse_weights(options["weights"]) or None,
+            capacity=options["capacity"],
+            scheduler_name=options["scheduler_name"],
+        )
         profiles = _profiles_file(options["scheduler_config"])
         if options["cluster"]:
             cluster = Cluster.objects.filter(name=options["cluster"]).first()
             if cluster is None:
                 raise CommandError(f"no cluster named {options['cluster']!r} in the mirror")
             if profiles is None:
-                return run_whatif(cluster=cluster, pod=pods[0], **settings)
-            return run_on_snapshot(mirror_snapshot(cluster), pods[0], profiles=profiles, **settings)
+                return ask(cluster, question)
+            return judge_question(mirror_snapshot(cluster), question, profiles=profiles)
         objects = [obj for path in options["objects"] for obj in load_objects(path)]
         snapshot = snapshot_from_objects(objects)
-        return run_on_snapshot(snapshot, pods[0], profiles=profiles or (), **settings)
+        return judge_question(snapshot, question, profiles=profiles or ())
 
 
 def _profiles_file(path: Path | None) -> tuple[SchedulerProfile, ...] | None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from topology.models import Cluster
 from topology.services.whatif.page import (
-    PageQuestion,
     PlacementRow,
     Ranking,
     ReasonCount,
@@ -17,7 +16,8 @@ from topology.services.whatif.page import (
     placement_rows,
     top_reasons,
 )
-from topology.services.whatif.service import compare_schedulers, pod_from_manifest
+from topology.services.whatif.question import COMPARE_ALL, WhatIfQuestion
+from topology.services.whatif.service import ask
 
 TOP_NODES = 5
 
@@ -43,7 +43,7 @@ class SchedulerColumn:
 
 @dataclass(frozen=True)
 class ComparePage:
-    question: PageQuestion
+    question: WhatIfQuestion
     qos_class: str
     data_age_seconds: float | None
     columns: list[SchedulerColumn]
@@ -53,19 +53,14 @@ class ComparePage:
         return age_text(self.data_age_seconds)
 
 
-def compare_page(*, cluster: Cluster, question: PageQuestion) -> ComparePage:
+def compare_page(*, cluster: Cluster, question: WhatIfQuestion) -> ComparePage:
     """Run `question` under every scheduler on one snapshot; WhatIfInputError when it cannot."""
-    answers = compare_schedulers(
-        cluster=cluster,
-        pod=question.pod,
-        use_draft_policies=question.use_draft_policies,
-        **question.options(),
-    )
+    answers = ask(cluster, question.under(COMPARE_ALL))
     columns = [scheduler_column(name, answer) for name, answer in answers.items()]
     ages = [a["data_age_seconds"] for a in answers.values() if a["data_age_seconds"] is not None]
     return ComparePage(
         question=question,
-        qos_class=pod_from_manifest(question.pod).qos_class.value,
+        qos_class=question.spec.qos_class.value,
         data_age_seconds=max(ages) if ages else None,
         columns=columns,
     )

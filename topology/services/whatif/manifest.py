@@ -20,7 +20,7 @@ from scheduler_api.engine import (
     ANN_KOORD_RESOURCE_SPEC,
     LABEL_KOORD_QOS,
 )
-from topology.services.whatif.service import DEFAULT_POD_NAME
+from topology.services.whatif.question import DEFAULT_POD_NAME
 
 
 def compact_pod_manifest(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The dashboard's what-if: run a question against the mirror and shape the answer.
 
-The engine work is `topology.services.whatif.service` (`answer_on_snapshot`, the function
-behind `run_whatif`: an answer is remembered per mirror version, so the ranking's other
+The engine work is `topology.services.whatif.service` (`remembered_judgement`, the
+function behind `ask`: an answer is remembered per mirror version, so the ranking's other
 pages cost no engine run); this module keeps the snapshot it read, so that the page can
 also show which cores the engine would pick on a node outside the few it details
 by default, and turns the answer's JSON into rows, a best node and a core-map
@@ -35,39 +35,12 @@ from scheduler_api.engine import (
 from topology.models import Cluster, Node
 from topology.parsers.cpulist import format_cpulist
 from topology.services.mirror.cpu_state import NodeCPUState, node_cpu_state
+from topology.services.whatif.question import WhatIfQuestion
 from topology.services.whatif.scheduler_profiles import cluster_profiles
-from topology.services.whatif.service import (
-    answer_on_snapshot,
-    mirror_snapshot,
-    pod_from_manifest,
-    pod_scheduler_name,
-)
+from topology.services.whatif.service import mirror_snapshot, remembered_judgement
 
 PAGE_SIZE = 100
 TOP_REASONS = 5
-
-
-@dataclass(frozen=True)
-class PageQuestion:
-    """What the form asks: a Pod manifest and the run's options."""
-
-    pod: dict[str, Any]
-    replicas: int = 1
-    scheduler: str = "auto"
-    scoring: str | None = None
-    weights: dict[str, int] | None = None
-    from_manifest: bool = False
-    use_draft_policies: bool = False
-    scheduler_name: str | None = None
-
-    def options(self) -> dict[str, Any]:
-        """Keyword arguments of answer_on_snapshot / compare_schedulers, scheduler aside."""
-        return {
-            "replicas": self.replicas,
-            "scoring": self.scoring,
-            "weights": self.weights,
-            "scheduler_name": self.scheduler_name,
-        }
 
 
 @dataclass(frozen=True)
@@ -187,7 +160,7 @@ def zones_text(zones: Sequence[int]) -> str:
 
 @dataclass(frozen=True)
 class WhatIfPage:
-    question: PageQuestion
+    question: WhatIfQuestion
     qos_class: str
     cpu_note: str
     scheduler: str
@@ -241,7 +214,7 @@ class WhatIfPage:
 def whatif_page(
     *,
     cluster: Cluster,
-    question: PageQuestion,
+    question: WhatIfQuestion,
     page_number: str | int | None = None,
     cores: str | None = None,
 ) -> WhatIfPage:
@@ -249,20 +222,14 @@ def whatif_page(
     snapshot = mirror_snapshot(cluster, use_draft_policies=question.use_draft_policies)
     profiles = cluster_profiles(cluster)
     # remembered: paging through the ranking asks the same question again
-    answer = answer_on_snapshot(
-        snapshot,
-        question.pod,
-        scheduler=question.scheduler,
-        profiles=profiles,
-        **question.options(),
-    )
-    spec = pod_from_manifest(question.pod)
+    answer = remembered_judgement(snapshot, question, profiles=profiles)
+    spec = question.spec
     ranking = Ranking(answer, snapshot)
     notices = []
     if cores and cores not in ranking.index:
         notices.append(f"No node named {cores!r} in this cluster: showing the best node's cores.")
         cores = None
-    best, focus = _focus_nodes(cluster, ranking, snapshot, spec, question, cores, profiles)
+    best, focus = _focus_nodes(cluster, ranking, snapshot, question, cores, profiles)
     groups = system_groups(answer["groups"])
     return WhatIfPage(
         question=question,
@@ -384,8 +351,7 @@ def _focus_nodes(
     cluster: Cluster,
     ranking: Ranking,
     snapshot: ClusterSnapshot,
-    spec: PodSpec,
-    question: PageQuestion,
+    question: WhatIfQuestion,
     cores: str | None,
     profiles: Sequence[SchedulerProfile] = (),
 ) -> tuple[NodeFocus | None, NodeFocus | None]:
@@ -404,7 +370,7 @@ def _focus_nodes(
         row = ranking.row(name)
         highlight = row.cpuset
         if highlight is None and row.fits and row.has_cpu_layout and name == target:
-            highlight = decided_cpuset(snapshot, spec, question, row, profiles)
+            highlight = decided_cpuset(snapshot, question, row, profiles)
         state = states.get(name) or NodeCPUState(name, missing_detail="not in the mirror")
         zones = zone_views(ranking.snapshots.get(name), row.zones)
         remark = focus_remark(row, best, cores, highlight)
@@ -414,8 +380,7 @@ def _focus_nodes(
 
 def decided_cpuset(
     snapshot: ClusterSnapshot,
-    spec: PodSpec,
-    question: PageQuestion,
+    question: WhatIfQuestion,
     row: VerdictRow,
     profiles: Sequence[SchedulerProfile] = (),
 ) -> frozenset[int] | None:
@@ -427,11 +392,11 @@ def decided_cpuset(
     depends on that node alone, so only it is judged.
     """
     alone = replace(snapshot, nodes=tuple(n for n in snapshot.nodes if n.name == row.node))
-    name = pod_scheduler_name(question.pod, question.scheduler_name)
-    judge = resolve_judge(spec, name, profiles, Scheduler(question.scheduler))
+    name = question.pod_scheduler_name
+    judge = resolve_judge(question.spec, name, profiles, Scheduler(question.scheduler))
     result = evaluate(
         alone,
-        spec,
+        question.spec,
         scheduler=row.system,
         scoring=question.scoring,
         weights=question.weights,

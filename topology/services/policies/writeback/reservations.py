@@ -24,7 +24,8 @@ from topology.editing.reservation import (
 from topology.models import Cluster, Node, Reservation
 from topology.services.policies.writeback.diffs import json_lines, unified_diff
 from topology.services.policies.writeback.plans import ApplyPlan, Finding, connection_refusals
-from topology.services.whatif.service import WhatIfInputError, run_whatif
+from topology.services.whatif.question import WhatIfInputError, WhatIfQuestion
+from topology.services.whatif.service import ask
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,8 @@ def _resolve_node(
 def _verdicts(cluster: Cluster, request: ReservationRequest) -> list[dict[str, Any]]:
     """Every node's what-if verdict, best first (replicas 0: verdicts only, no placement)."""
     try:
-        answer = run_whatif(
-            cluster=cluster,
-            pod=dict(request.pod),
+        question = WhatIfQuestion.from_inputs(
+            dict(request.pod),
             replicas=0,
             scheduler=request.scheduler,
             scoring=request.scoring,
@@ -94,6 +94,7 @@ def _verdicts(cluster: Cluster, request: ReservationRequest) -> list[dict[str, A
             # a Reservation is scheduled by koord-scheduler, whatever the pod names
             scheduler_name=DEFAULT_SCHEDULER,
         )
+        answer = ask(cluster, question)
     except WhatIfInputError as error:
         raise ReservationInputError(error.field_errors) from error
     return list(answer["nodes"])
