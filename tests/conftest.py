@@ -34,6 +34,7 @@ ROLE_MIGRATIONS = (
     ("0002_roles", "create_roles"),
     ("0003_policy_roles", "grant"),
     ("0004_scheduler_configuration_roles", "grant"),
+    ("0005_diagnosis_roles", "grant"),
 )
 
 

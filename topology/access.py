@@ -27,6 +27,7 @@ class Action(StrEnum):
     READ_QOS = "read QoS configuration"
     READ_SYNC = "read sync health"
     RUN_WHATIF = "run what-ifs"
+    READ_DIAGNOSES = "read pod diagnoses and findings"
 
 
 PERMISSIONS: dict[Action, tuple[str, ...]] = {
@@ -37,6 +38,11 @@ PERMISSIONS: dict[Action, tuple[str, ...]] = {
     Action.READ_QOS: ("topology.view_qosconfig",),
     Action.READ_SYNC: ("topology.view_syncstate",),
     Action.RUN_WHATIF: ("scheduler_api.run_whatif", "topology.view_cluster"),
+    Action.READ_DIAGNOSES: (
+        "topology.view_cluster",
+        "topology.view_poddiagnosis",
+        "topology.view_finding",
+    ),
 }
 
 

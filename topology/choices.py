@@ -178,6 +178,7 @@ class SyncResource(models.TextChoices):
         "configmaps/scheduler-config",
         "ConfigMap of the scheduler configuration (named in the cluster's connection)",
     )
+    EVENTS = "events", "Warning events about pods (placement failures)"
 
 
 class CPUState(ColouredChoices):
@@ -223,3 +224,30 @@ class ApplyStatus(ColouredChoices):
     APPLIED = "applied", Label("applied", "#009e73", "✓")
     CONFLICT = "conflict", Label("conflict", "#e69f00", "!")
     ERROR = "error", Label("error", "#d55e00", "✗")
+
+
+class DiagnosisState(models.TextChoices):
+    """Why a pod is diagnosed: not bound yet, or bound and refused by the kubelet."""
+
+    PENDING = "pending", "Pending"
+    REJECTED = "rejected", "Rejected at admission"
+
+
+class Severity(ColouredChoices):
+    INFO = "info", Label("info", "#56b4e9", "i")
+    WARNING = "warning", Label("warning", "#e69f00", "!")
+    ERROR = "error", Label("error", "#d55e00", "×")
+
+
+class FindingKind(models.TextChoices):
+    """The data-truth checks (README, "Findings"): each names what is wrong, not a fix."""
+
+    FINGERPRINT_OFF_SYNC = "fingerprint-off-sync", "NRT pod fingerprint off sync"
+    STALE_NRT = "stale-nrt", "NRT not updated while its pods changed"
+    ACCOUNTING_MISMATCH = "accounting-mismatch", "Exclusive CPUs published ≠ allocations known"
+    MISSING_NRT = "missing-nrt", "Node without an NRT"
+    ORPHAN_NRT = "orphan-nrt", "NRT without a node"
+    MISSING_CPU_TOPOLOGY = "missing-cpu-topology", "Koordinator node without cpu-topology"
+    FILTER_ADMITS_ALL = "filter-admits-all", "NRT filter admits every pod on this node"
+    POOL_CONFIG_DRIFT = "pool-config-drift", "Node pool with differing kubelet settings"
+    POD_ON_RESERVED_CPUS = "pod-on-reserved-cpus", "Pod pinned to reserved CPUs"

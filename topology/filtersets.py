@@ -15,12 +15,15 @@ from django.http import QueryDict
 from drf_spectacular.utils import extend_schema_field
 
 from topology.choices import (
+    DiagnosisState,
+    FindingKind,
     Flavour,
     ReservationPhase,
+    Severity,
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from topology.models import Node, Reservation
+from topology.models import Finding, Node, PodDiagnosis, Reservation
 from topology.parsers.names import DNS_SUBDOMAIN
 
 NODE_ORDERING = (
@@ -232,4 +235,27 @@ class ReservationFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Reservation
+        fields: list[str] = []
+
+
+class DiagnosisFilterSet(django_filters.FilterSet):
+    namespace = django_filters.CharFilter()
+    node = django_filters.CharFilter(
+        field_name="node_name", help_text="the node a rejected pod was bound to"
+    )
+    reason = django_filters.CharFilter(help_text="e.g. Unschedulable, TopologyAffinityError")
+    state = django_filters.ChoiceFilter(choices=DiagnosisState.choices)
+
+    class Meta:
+        model = PodDiagnosis
+        fields: list[str] = []
+
+
+class FindingFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=FindingKind.choices)
+    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+    node = django_filters.CharFilter(field_name="node_name", help_text="node name")
+
+    class Meta:
+        model = Finding
         fields: list[str] = []

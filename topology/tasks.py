@@ -15,6 +15,9 @@ from celery import shared_task
 from django.utils import timezone
 
 from topology.models import Cluster, SyncLease
+from topology.services.diagnosis.refresh import refresh_diagnoses as refresh_diagnoses_service
+from topology.services.diagnosis.refresh import requeue_lost as requeue_lost_diagnoses
+from topology.services.mirror.events import prune_pod_events
 from topology.services.mirror.figures import recompute_figures as recompute_figures_service
 from topology.services.mirror.importer import import_objects
 from topology.services.mirror.loading import load_objects
@@ -118,8 +121,9 @@ def recompute_figures(cluster_id: int) -> int:
 
 @shared_task(name="topology.ensure_schedules")
 def ensure_schedules() -> dict[str, int]:
-    """Housekeeping, every minute: beat entries per cluster, a watch per cluster, and
-    the tasks of applies that look lost sent again (`recover_lost_applies`)."""
+    """Housekeeping, every minute: beat entries per cluster, a watch per cluster, the
+    tasks of applies that look lost sent again (`recover_lost_applies`), and mirrored
+    pod events past their retention pruned (`prune_pod_events`)."""
     settings = SyncSettings.load()
     changed = ensure_schedules_service(
         resync_seconds=settings.resync_interval, figures_seconds=settings.figures_interval
@@ -130,12 +134,25 @@ def ensure_schedules() -> dict[str, int]:
             enqueue_watch(cluster_id)
             started += 1
     lost = recover_lost_applies()
+    prune_pod_events()  # logs what it pruned
+    requeue_lost_diagnoses()
     return {
         "schedules_changed": changed,
         "watches_started": started,
         "applies_requeued": lost.requeued,
         "applies_expired": lost.expired,
     }
+
+
+@shared_task(name="topology.refresh_diagnoses")
+def refresh_diagnoses(cluster_id: int) -> dict[str, object]:
+    """Diagnose the cluster's Pending and rejected pods and check its topology data; many
+    mirror writes share one run (`enqueue_diagnosis`)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return {"skipped": "no such cluster"}
+    done = refresh_diagnoses_service(cluster)
+    return {"diagnoses": done.diagnoses, "findings": done.findings, "version": done.version}
 
 
 @shared_task(name="topology.run_apply")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from topology.views import home, nodes, overview, qos, reservations, sync, whatif
+from topology.views import home, nodes, overview, problems, qos, reservations, sync, whatif
 
 app_name = "topology"
 urlpatterns = [
@@ -20,6 +20,12 @@ urlpatterns = [
         name="reservation",
     ),
     path("c/<slug:cluster>/qos/", qos.qos, name="qos"),
+    path("c/<slug:cluster>/problems/", problems.problems, name="problems"),
+    path(
+        "c/<slug:cluster>/pods/<str:namespace>/<str:name>/diagnosis/",
+        problems.pod_diagnosis_page,
+        name="pod-diagnosis",
+    ),
     path("c/<slug:cluster>/whatif/", whatif.whatif, name="whatif"),
     path("c/<slug:cluster>/whatif/compare/", whatif.whatif_compare, name="whatif-compare"),
 ]

@@ -330,6 +330,11 @@ TOPOLENS_APPLY = {
     "requeue_seconds": env_int("TOPOLENS_APPLY_REQUEUE_SECONDS", 120, minimum=10),
     "expire_seconds": env_int("TOPOLENS_APPLY_EXPIRE_SECONDS", 3600, minimum=60),
 }
+# Warning events about pods (topology.services.mirror.events): kept after the API server
+# expires them, pruned by housekeeping past this age (seconds since last seen) and
+# beyond this many rows per cluster, the newest kept.
+TOPOLENS_EVENT_RETENTION_SECONDS = env_int("TOPOLENS_EVENT_RETENTION_SECONDS", 86400, minimum=60)
+TOPOLENS_EVENT_RETENTION_COUNT = env_int("TOPOLENS_EVENT_RETENTION_COUNT", 10_000, minimum=1)
 if TOPOLENS_SYNC["backoff_ceiling"] < TOPOLENS_SYNC["backoff_initial"]:
     raise ImproperlyConfigured(
         "TOPOLENS_SYNC_BACKOFF_CEILING_MS must not be below TOPOLENS_SYNC_BACKOFF_INITIAL_MS."

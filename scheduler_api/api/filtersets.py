@@ -11,10 +11,17 @@ from drf_spectacular.utils import extend_schema_field
 from topology.choices import (
     ReservationPhase,
 )
-from topology.filtersets import RESERVATION_ORDERING, NodeFilterSet
+from topology.filtersets import (
+    RESERVATION_ORDERING,
+    DiagnosisFilterSet,
+    FindingFilterSet,
+    NodeFilterSet,
+)
 from topology.models import NodeCPUReservation, NodePolicy, Pod, Reservation
 
 __all__ = [
+    "DiagnosisFilterSet",
+    "FindingFilterSet",
     "NodeFilterSet",
     "NodePolicyFilterSet",
     "NodeReservationFilterSet",

@@ -9,6 +9,11 @@ from scheduler_api.api import schema  # noqa: F401  registers the OpenAPI extens
 from scheduler_api.api.views.apply import ApplyRecordViewSet, NodePolicyApplyView, QoSApplyView
 from scheduler_api.api.views.base import api_not_found
 from scheduler_api.api.views.clusters import ClusterViewSet
+from scheduler_api.api.views.diagnosis import (
+    DiagnosisListView,
+    FindingListView,
+    PodDiagnosisView,
+)
 from scheduler_api.api.views.export import ExportView
 from scheduler_api.api.views.mirror import (
     NodePolicyViewSet,
@@ -38,6 +43,13 @@ urlpatterns = [
     path(f"{CLUSTER}/nodes/<str:node>/topology", NodeTopologyView.as_view(), name="node-topology"),
     path(f"{CLUSTER}/pods", PodListView.as_view(), name="pod-list"),
     path(f"{CLUSTER}/pods/<str:namespace>/<str:name>", PodDetailView.as_view(), name="pod-detail"),
+    path(
+        f"{CLUSTER}/pods/<str:namespace>/<str:name>/diagnosis",
+        PodDiagnosisView.as_view(),
+        name="pod-diagnosis",
+    ),
+    path(f"{CLUSTER}/diagnoses", DiagnosisListView.as_view(), name="diagnosis-list"),
+    path(f"{CLUSTER}/findings", FindingListView.as_view(), name="finding-list"),
     path(f"{CLUSTER}/qos", StoredQoSView.as_view(), name="qos"),
     path(f"{CLUSTER}/qos/nodes", NodeQoSListView.as_view(), name="qos-nodes"),
     path(f"{CLUSTER}/whatif", WhatIfView.as_view(), name="whatif"),

@@ -26,6 +26,11 @@ from scheduler_api.engine.kubelet.reference.cpumanager import (
     reserve_cpus,
     take_cpus,
 )
+from scheduler_api.engine.kubelet.reference.explain import (
+    AdmissionExplanation,
+    ProviderHints,
+    explain_admission,
+)
 from scheduler_api.engine.kubelet.reference.topologymanager import (
     TopologyHint,
     merge_hints,
@@ -36,7 +41,10 @@ from scheduler_api.engine.model.errors import (
 )
 from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.results import (
+    Reason,
+    ReasonCheck,
     format_cpuset,
+    human_amount,
     quantity_format_of,
     reason_text,
 )
@@ -112,6 +120,7 @@ __all__ = [
     "ANN_CRANE_CPU_POLICY",
     "ANN_KOORD_RESOURCE_SPEC",
     "Admission",
+    "AdmissionExplanation",
     "AllocationError",
     "AllocationSource",
     "CPUBindPolicy",
@@ -153,6 +162,8 @@ __all__ = [
     "SharedVerdicts",
     "StaticPolicyOptions",
     "TopologyHint",
+    "ProviderHints",
+    "explain_admission",
     "TopologyManagerPolicy",
     "TopologyManagerScope",
     "WhatIfResult",
@@ -170,6 +181,9 @@ __all__ = [
     "prepare",
     "quantity_format_of",
     "reason_text",
+    "Reason",
+    "ReasonCheck",
+    "human_amount",
     "reservation_uid_of",
     "reserve_cpus",
     "resolve_judge",

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 # Fixed bounds, whatever the number of nodes: a regression to N+1 blows them. Each page
 # reads the user's role permissions once (2: their own and their groups').
 OVERVIEW_QUERIES = 15
-NODE_QUERIES = 16  # with the zones' distances
+NODE_QUERIES = 18  # with the zones' distances, and the node's findings and diagnoses
 
 
 @pytest.fixture
@@ -39,6 +39,7 @@ def cluster() -> Cluster:
     pod = PodFactory(node=node, name="web-0")
     PodAllocationFactory(pod=pod, cpuset="1,9")
     ReservationFactory(node=node, name="resv-web", cpuset="3,11")
+    PodFactory(cluster=cluster, name="waiting", phase="Pending")  # not bound: diagnosed
     return cluster
 
 

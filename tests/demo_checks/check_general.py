@@ -51,7 +51,9 @@ def check_pods(index: ClusterIndex) -> list[str]:
         published = pod.get("status", {}).get("qosClass")
         if published != pod_qos_class(pod.get("spec", {})).value:
             problems.append(f"{who}: qosClass {published} does not follow from its resources")
-        if pod.get("spec", {}).get("nodeName") not in index.nodes:
+        node = pod.get("spec", {}).get("nodeName")
+        pending = pod.get("status", {}).get("phase") == "Pending"
+        if node not in index.nodes and not (node is None and pending):
             problems.append(f"{who}: bound to unknown node")
         problems += _check_limits(who, pod.get("spec", {}))
         koordinator_qos = pod["metadata"].get("labels", {}).get("koordinator.sh/qosClass")

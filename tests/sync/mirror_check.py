@@ -18,12 +18,21 @@ from django.db import transaction
 
 from tests.sync.fakekube import FakeKubeServer
 from tests.topology.mirror import mirror_state
-from topology.models import Cluster, Node, NodeTopology, Pod, QoSConfig, Reservation
+from topology.models import Cluster, Node, NodeTopology, Pod, PodEvent, QoSConfig, Reservation
+from topology.parsers.pod import rejected_at_admission
 from topology.services.mirror.hashing import version_digest
 from topology.services.mirror.importer import import_objects
 from topology.sync.resources import QOS_CONFIGMAP, QOS_NAMESPACE
 
 FINISHED = ("Succeeded", "Failed")
+
+
+def _finished(pod: dict) -> bool:
+    """Done pods are not mirrored; a pod the kubelet rejected at admission is."""
+    status = pod.get("status", {})
+    return status.get("phase") in FINISHED and not rejected_at_admission(
+        status.get("phase", ""), status.get("reason", "")
+    )
 
 
 def served_objects(server: FakeKubeServer) -> list[dict[str, Any]]:
@@ -35,7 +44,7 @@ def served_objects(server: FakeKubeServer) -> list[dict[str, Any]]:
             continue
         for obj in server.cluster.served(group, plural):
             metadata = obj["metadata"]
-            if plural == "pods" and obj.get("status", {}).get("phase") in FINISHED:
+            if plural == "pods" and _finished(obj):
                 continue
             if plural == "configmaps" and (metadata.get("namespace"), metadata["name"]) != (
                 QOS_NAMESPACE,
@@ -123,6 +132,11 @@ def versions_match(
         "namespace", "name", "resource_version"
     ):
         actual[("ConfigMap", ns, name)] = rv
+    for ns, name, rv in PodEvent.objects.filter(cluster=cluster).values_list(
+        "namespace", "name", "resource_version"
+    ):
+        if name not in ignored:
+            actual[("Event", ns, name)] = rv
     return actual == expected
 
 

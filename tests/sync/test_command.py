@@ -56,7 +56,8 @@ def test_once_registers_the_cluster_lists_every_kind_and_prints_what_it_did(
             [
                 p
                 for p in fake.cluster.objects[("", "pods")].values()
-                if p["status"]["phase"] not in ("Succeeded", "Failed")
+                if p["status"]["phase"]
+                != "Succeeded"  # Failed pods are listed (rejected ones kept)
             ]
         )
     )

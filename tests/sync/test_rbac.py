@@ -29,6 +29,7 @@ CLIENT_CALLS = {
     "get_api_resources": None,  # discovery: /apis/<group>/<version>
     "list_node": ("list/watch", "", "nodes"),
     "list_pod_for_all_namespaces": ("list/watch", "", "pods"),
+    "list_event_for_all_namespaces": ("list/watch", "", "events"),
     "list_namespaced_config_map": ("list/watch", "", "configmaps"),
     "list_cluster_custom_object": ("list/watch", "*", "*"),
     "patch_node": ("patch", "", "nodes"),
@@ -42,6 +43,7 @@ CLIENT_CALLS = {
 GRANTS = {
     ("", "nodes", "cluster"): {"get", "list", "watch", "patch"},
     ("", "pods", "cluster"): {"get", "list", "watch"},
+    ("", "events", "cluster"): {"list", "watch"},  # read, never one by one nor written
     ("topology.node.k8s.io", "noderesourcetopologies", "cluster"): {"get", "list", "watch"},
     ("topology.crane.io", "noderesourcetopologies", "cluster"): {"get", "list", "watch"},
     ("scheduling.koordinator.sh", "reservations", "cluster"): {"get", "list", "watch", "create"},
@@ -78,6 +80,11 @@ def test_the_rbac_grants_exactly_the_read_and_the_three_writes():
         ("PUT", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),
         ("DELETE", "/apis/scheduling.koordinator.sh/v1alpha1/reservations/r", {}),
         ("POST", "/api/v1/namespaces/default/pods", {}),
+        ("GET", "/api/v1/namespaces/default/events/e", {}),
+        ("POST", "/api/v1/namespaces/default/events", {}),
+        ("PATCH", "/api/v1/namespaces/default/events/e", {}),
+        ("DELETE", "/api/v1/namespaces/default/events/e", {}),
+        ("GET", "/apis/events.k8s.io/v1/events", {}),
     ],
 )
 def test_the_checker_refuses_what_the_rbac_does_not_grant(method, path, query):

@@ -22,7 +22,7 @@ def fast_sync(settings):
     settings.TOPOLENS_SYNC = {**FAST, "session_seconds": 1.0}
 
 
-def test_a_resync_task_lists_the_cluster_then_queues_its_figures_on_commit(
+def test_a_resync_task_lists_the_cluster_then_queues_its_figures_and_diagnoses_on_commit(
     fake, connect, sent, django_capture_on_commit_callbacks
 ):
     cluster = connect(fake)
@@ -30,7 +30,11 @@ def test_a_resync_task_lists_the_cluster_then_queues_its_figures_on_commit(
         result = tasks.sync_cluster(cluster.pk)
     assert result["collections"]["pods"]["written"] > 0
     assert_mirror_matches(fake, cluster)
-    assert sent == [("topology.recompute_figures", [cluster.pk])]
+    # the writes asked for one diagnosis refresh (coalesced), the full list for figures
+    assert sorted(sent) == [
+        ("topology.recompute_figures", [cluster.pk]),
+        ("topology.refresh_diagnoses", [cluster.pk]),
+    ]
     assert not lease.live_owner(cluster.pk)  # released
 
 

@@ -33,4 +33,5 @@ def test_services_are_grouped_by_feature() -> None:
         "whatif",
         "policies",
         "sync",
+        "diagnosis",
     }

@@ -43,6 +43,7 @@ from topology.models import (
     PodAllocation as StoredAllocation,
 )
 from topology.parsers.cpulist import parse_cpulist
+from topology.parsers.pod import FINISHED_PHASES
 
 # Plain rows, not model instances: at 5,000 nodes × 8 zones the ORM's per-row objects
 # and prefetch bookkeeping cost seconds, while the engine only needs the values.
@@ -211,7 +212,9 @@ def _node_parts(
         parts[row["node_id"]].reservation = row
     for node_id, zones in _zone_parts_by_node(nodes).items():
         parts[node_id].zones = zones
-    pods = Pod.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))
+    pods = Pod.objects.filter(cluster=cluster, node_name__in=nodes.values("name")).exclude(
+        phase__in=FINISHED_PHASES  # a pod the kubelet rejected is mirrored, holds nothing
+    )
     for row in decoded_values(pods.order_by("namespace", "name"), POD_FIELDS):
         parts[ids[row["node_name"]]].pods.append(row)
     stored = StoredAllocation.objects.filter(cluster=cluster, node_name__in=nodes.values("name"))

@@ -156,7 +156,7 @@ def snapshot_from_objects(
             nodes[record.name] = record
         elif parsed.kind is MirroredKind.TOPOLOGY and isinstance(record, TopologyRecord):
             topologies[record.name] = record
-        elif isinstance(record, PodRecord) and record.node_name and not record.finished:
+        elif isinstance(record, PodRecord) and record.holds_resources:
             pods[record.node_name].append(record)
         elif isinstance(record, ReservationRecord):
             reservations.append(reservation_snapshot_of(record))

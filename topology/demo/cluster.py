@@ -26,6 +26,7 @@ from .place_upstream import SCHEDULER as TOPOLOGY_AWARE_SCHEDULER
 from .place_upstream import populate_upstream
 from .plan import NodePlan, plan_nodes
 from .pods import OwnerKind, PodDraft, render_pod
+from .problems import problem_objects
 from .qos_config import render_slo_controller_config
 from .reservations import ReservationDraft, ReservationRole, pending_reservation, render_reservation
 
@@ -64,6 +65,7 @@ def generate_demo_objects(
     reservations.append(pending_reservation(ctx, len(plans), largest))
     objects += topologies + pods + [render_reservation(ctx, draft) for draft in reservations]
     objects.append(render_slo_controller_config(ctx))
+    objects += problem_objects(ctx, plans)
     names = sorted(namespaces_used(objects))
     return [render_namespace(ctx, name, ordinal) for ordinal, name in enumerate(names)] + objects
 

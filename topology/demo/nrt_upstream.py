@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 from typing import Any
 
 from scheduler_api.engine import Flavour
+from topology.domain.podfingerprint import PodIdentity, fingerprint, scheduler_counts_pod
 
 from .ledger import NodeLedger, ZoneLedger
 from .meta import NODES_CREATED, DemoContext
 from .nrt_common import NRT_KIND, zone_costs
 from .pods import PodDraft
-from .qos import exclusive_cpus
 from .quantity import CPU, GPU, MEMORY
 
 NFD_NAMESPACE = "node-feature-discovery"
 
 
-def pods_fingerprint(pods: list[PodDraft], exclusive_only: bool) -> str:
-    """`pfp0v001` + 16 hex digits over the sorted namespace/name of the node's pods.
-
-    Same shape as podfingerprint's value; the digest is blake2b rather than xxhash64,
-    so it is stable but will not match a real exporter's for the same pods.
-    """
-    names = sorted(
-        f"{pod.namespace}/{pod.name}"
+def pods_fingerprint(pods: list[PodDraft], exclusive_only: bool, nrt_resources: set[str]) -> str:
+    """The node's pod-set fingerprint as NFD's topology-updater publishes it
+    (`topology.domain.podfingerprint`): every running pod, or with
+    `with-exclusive-resources` those scheduler-plugins counts as exclusive."""
+    kept = [
+        PodIdentity(pod.namespace, pod.name)
         for pod in pods
-        if not pod.terminated and (not exclusive_only or _has_exclusive(pod))
+        if not pod.terminated and (not exclusive_only or _counts(pod, nrt_resources))
+    ]
+    return fingerprint(kept)
+
+
+def _counts(pod: PodDraft, nrt_resources: set[str]) -> bool:
+    engine = pod.engine_pod()
+    return scheduler_counts_pod(
+        engine.qos_class, engine.containers, engine.init_containers, nrt_resources
     )
-    digest = hashlib.blake2b("\n".join(names).encode(), digest_size=8).hexdigest()
-    return f"pfp0v001{digest}"
 
 
-def _has_exclusive(pod: PodDraft) -> bool:
-    return exclusive_cpus(pod.engine_pod()) > 0 or bool(pod.requests().get(GPU))
+def _resource_names(ledger: NodeLedger) -> set[str]:
+    return {name for zone in ledger.zones for name in (CPU, MEMORY, GPU) if name in zone.capacity}
 
 
 def _resources(zone: ZoneLedger) -> list[dict[str, str]]:
@@ -102,7 +105,10 @@ def _attributes(ledger: NodeLedger, pods: list[PodDraft]) -> list[dict[str, str]
     attributes = [
         {"name": "topologyManagerPolicy", "value": topology.policy.value},
         {"name": "topologyManagerScope", "value": topology.scope.value},
-        {"name": "nodeTopologyPodsFingerprint", "value": pods_fingerprint(pods, exclusive_only)},
+        {
+            "name": "nodeTopologyPodsFingerprint",
+            "value": pods_fingerprint(pods, exclusive_only, _resource_names(ledger)),
+        },
     ]
     if exclusive_only:
         attributes.append(

@@ -6,6 +6,7 @@ One module per topic; every model is importable from `topology.models`.
 """
 
 from topology.models.desired import ApplyRecord, NodePolicy, QoSDraft, ReferencePod
+from topology.models.diagnosis import Finding, PodDiagnosis, PodEvent
 from topology.models.mirror import (
     Cluster,
     CPUTuple,
@@ -32,6 +33,7 @@ __all__ = [
     "ApplyRecord",
     "CPUTuple",
     "Cluster",
+    "Finding",
     "ClusterConnection",
     "Node",
     "NodeCPUReservation",
@@ -41,6 +43,8 @@ __all__ = [
     "ObservedModel",
     "Pod",
     "PodAllocation",
+    "PodDiagnosis",
+    "PodEvent",
     "QoSConfig",
     "QoSDraft",
     "QoSStrategy",

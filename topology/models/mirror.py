@@ -34,6 +34,24 @@ class Cluster(models.Model):
     mirror_version = models.PositiveBigIntegerField(
         default=0, help_text="bumped by every write to the mirror; keys caches built from it"
     )
+    diagnosis_queued_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="a diagnosis refresh is queued (coalesces requests)",
+    )
+    diagnosed_version = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="the mirror version the stored diagnoses were made from",
+    )
+    diagnosed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    problem_count = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="diagnosed pods plus warning and error findings (the header badge)",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -110,6 +128,15 @@ class NodeTopology(ObservedModel):
     cpu_manager_policy = models.CharField(max_length=32, blank=True)
     cpu_manager_options = models.JSONField(default=dict, blank=True)
     kubelet_reserved_cpus = models.TextField(blank=True, help_text="cpulist")
+    pods_fingerprint = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="the attribute nodeTopologyPodsFingerprint, else the legacy annotation "
+        "topology.node.k8s.io/fingerprint",
+    )
+    pods_fingerprint_method = models.CharField(
+        max_length=64, blank=True, help_text="nodeTopologyPodsFingerprintMethod (blank: all)"
+    )
     crane_cpu_manager_policy = models.CharField(max_length=32, blank=True)
     crane_topology_policy = models.CharField(max_length=64, blank=True)
     crane_reserved = models.JSONField(default=dict, blank=True)
@@ -208,6 +235,13 @@ class Pod(ObservedModel):
     containers = models.JSONField(default=list, help_text="[{name, requests, limits}]")
     init_containers = models.JSONField(default=list, blank=True)
     overhead = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(null=True, blank=True, help_text="metadata.creationTimestamp")
+    status = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="what explains a placement: reason, message, the PodScheduled condition, "
+        "containers' waiting/termination reasons (topology.parsers.pod.status_of)",
+    )
     row_hash = models.GeneratedField(
         expression=RowHash("namespace", "name", "content_hash"),
         output_field=models.BigIntegerField(),

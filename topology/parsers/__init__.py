@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from topology.parsers.errors import ObjectParseError
+from topology.parsers.event import EventRecord, parse_event
 from topology.parsers.node import NodeRecord, parse_node
 from topology.parsers.nrt import TopologyRecord, parse_nrt
 from topology.parsers.pod import PodRecord, parse_pod
@@ -30,6 +31,7 @@ Record = (
     | ReservationRecord
     | QoSConfigRecord
     | SchedulerConfigRecord
+    | EventRecord
 )
 
 
@@ -40,9 +42,16 @@ class MirroredKind(StrEnum):
     RESERVATION = "Reservation"
     QOS_CONFIG = "QoSConfig"
     SCHEDULER_CONFIG = "SchedulerConfiguration"
+    EVENT = "Event"
 
 
-_CORE_KINDS = {"Node": MirroredKind.NODE, "Pod": MirroredKind.POD}  # of apiVersion v1
+_CORE_KINDS = {  # of apiVersion v1
+    "Node": MirroredKind.NODE,
+    "Pod": MirroredKind.POD,
+    "Event": MirroredKind.EVENT,
+}
+# Mirrored under (namespace, name); every other kind under its name alone.
+NAMESPACED_KINDS = frozenset({MirroredKind.POD, MirroredKind.EVENT})
 _PARSERS = {
     MirroredKind.NODE: parse_node,
     MirroredKind.TOPOLOGY: parse_nrt,
@@ -50,6 +59,7 @@ _PARSERS = {
     MirroredKind.RESERVATION: parse_reservation,
     MirroredKind.QOS_CONFIG: parse_qos_configmap,
     MirroredKind.SCHEDULER_CONFIG: parse_scheduler_configmap,
+    MirroredKind.EVENT: parse_event,
 }
 
 
@@ -73,6 +83,8 @@ def classify(obj: Any) -> MirroredKind | None:
         return MirroredKind.TOPOLOGY
     if kind == "Reservation" and api_version.startswith("scheduling.koordinator.sh/"):
         return MirroredKind.RESERVATION
+    if kind == "Event" and api_version.startswith("events.k8s.io/"):
+        return MirroredKind.EVENT
     if api_version == "v1":
         return _CORE_KINDS.get(kind)
     return None
@@ -87,17 +99,21 @@ def _configmap_kind(obj: dict[str, Any]) -> MirroredKind | None:
 
 
 def parse_object(obj: Any) -> ParsedObject | None:
+    """None for an object Topolens does not mirror: a kind it ignores, or an Event that
+    explains no placement (`parse_event`)."""
     kind = classify(obj)
     if kind is None:
         return None
-    return ParsedObject(kind, _PARSERS[kind](obj))
+    record = _PARSERS[kind](obj)
+    return None if record is None else ParsedObject(kind, record)
 
 
 def object_key(kind: MirroredKind, obj: dict[str, Any]) -> tuple[str, ...]:
-    """The mirror key of a raw object, even a malformed one: (namespace, name) for pods."""
+    """The mirror key of a raw object, even a malformed one: (namespace, name) for pods
+    and events."""
     metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = str(metadata.get("name", ""))
-    if kind is MirroredKind.POD:
+    if kind in NAMESPACED_KINDS:
         return (str(metadata.get("namespace", "default")), name)
     return (name,)
 
@@ -108,6 +124,7 @@ def _name(obj: dict[str, Any]) -> str:
 
 
 __all__ = [
+    "NAMESPACED_KINDS",
     "MirroredKind",
     "ObjectParseError",
     "ParsedObject",

@@ -35,6 +35,11 @@ class ZoneResourceRecord:
     available: int | None  # Crane publishes none
 
 
+FINGERPRINT_ATTRIBUTE = "nodeTopologyPodsFingerprint"
+FINGERPRINT_METHOD_ATTRIBUTE = "nodeTopologyPodsFingerprintMethod"
+FINGERPRINT_ANNOTATION = "topology.node.k8s.io/fingerprint"
+
+
 @dataclass(frozen=True)
 class ZoneRecord:
     name: str
@@ -62,6 +67,26 @@ class TopologyRecord:
     crane_topology_policy: str = ""
     crane_reserved: dict[str, int] = field(default_factory=dict)
     koordlet: KoordletRecord | None = None
+
+    @property
+    def pods_fingerprint(self) -> str:
+        """The pod-set fingerprint the updater published: the attribute, else the legacy
+        annotation (NFD's topology-updater wrote that before attributes existed)."""
+        return self.attributes.get(FINGERPRINT_ATTRIBUTE) or _annotation(
+            self.raw, FINGERPRINT_ANNOTATION
+        )
+
+    @property
+    def pods_fingerprint_method(self) -> str:
+        """How the updater chose the pods it fingerprinted; blank: not said (`all`)."""
+        return self.attributes.get(FINGERPRINT_METHOD_ATTRIBUTE, "")
+
+
+def _annotation(raw: dict[str, Any], key: str) -> str:
+    metadata = raw.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    value = annotations.get(key) if isinstance(annotations, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def parse_nrt(obj: Any) -> TopologyRecord:

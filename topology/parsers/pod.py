@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
+
+from django.utils.dateparse import parse_datetime
 
 from scheduler_api.engine import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
@@ -17,6 +20,12 @@ from topology.parsers.quantity import parse_resource_list
 CRANE_TOPOLOGY_RESULT = "topology.crane.io/topology-result"
 KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
+# status.reason of a pod the kubelet refused at admission (phase Failed, never started):
+# the Topology Manager's, a device plugin's or CPU/memory manager's refusal, and the
+# resource-fit ones (`OutOfcpu`, `OutOfmemory`, `OutOf<extended resource>`). Such a pod
+# is mirrored (it is what a diagnosis explains) but holds nothing on its node.
+ADMISSION_REJECTIONS = frozenset({"TopologyAffinityError", "UnexpectedAdmissionError"})
+MESSAGE_LIMIT = 2000  # a status or condition message is kept up to this many characters
 _CRANE_ZONE = re.compile(r"node(0|[1-9]\d*)")  # exactly as crane-agent names zones
 
 
@@ -67,10 +76,27 @@ class PodRecord:
     init_containers: tuple[ContainerRecord, ...]
     overhead: dict[str, int]
     allocations: tuple[AllocationRecord, ...] = field(default=())
+    created_at: datetime | None = None
+    status: dict[str, Any] = field(default_factory=dict)  # `status_of`
+
+    @property
+    def rejected(self) -> bool:
+        """Refused by the kubelet at admission (kept in the mirror, holds nothing)."""
+        return rejected_at_admission(self.phase, self.status.get("reason", ""))
 
     @property
     def finished(self) -> bool:
-        return self.phase in FINISHED_PHASES
+        """Done and of no interest to placement: not mirrored (a rejected pod is)."""
+        return self.phase in FINISHED_PHASES and not self.rejected
+
+    @property
+    def holds_resources(self) -> bool:
+        """Bound to a node and not finished or rejected: it occupies what it requests."""
+        return bool(self.node_name) and self.phase not in FINISHED_PHASES
+
+
+def rejected_at_admission(phase: str, reason: str) -> bool:
+    return phase == "Failed" and (reason in ADMISSION_REJECTIONS or reason.startswith("OutOf"))
 
 
 def parse_pod(obj: Any) -> PodRecord:
@@ -79,7 +105,7 @@ def parse_pod(obj: Any) -> PodRecord:
     annotations = metadata.string_map("annotations")
     containers = _containers(spec, "containers", required=True)
     init_containers = _containers(spec, "initContainers", required=False)
-    return PodRecord(
+    record = PodRecord(
         namespace=metadata.get("namespace", str, default="default"),
         name=metadata.get("name", str),
         uid=metadata.get("uid", str, default=""),
@@ -99,7 +125,11 @@ def parse_pod(obj: Any) -> PodRecord:
             "spec.overhead", spec.get("overhead", dict, {}), parse_resource_list
         ),
         allocations=_allocations(reader, annotations),
+        created_at=_timestamp(reader.obj["metadata"].get("creationTimestamp")),  # a dict: named
+        status=status_of(reader.obj.get("status")),
     )
+    # the kubelet refused it: whatever a scheduler annotated, it holds nothing
+    return replace(record, allocations=()) if record.rejected else record
 
 
 def qos_class_of(
@@ -286,3 +316,80 @@ def _resource_status(reader: Reader, path: str, raw: str) -> AllocationRecord | 
             f"{item_path}.resources", item.get("resources"), parse_resource_list
         )
     return AllocationRecord(AllocationSource.KOORDINATOR, cpuset, numa, raw)
+
+
+def status_of(status: Any) -> dict[str, Any]:
+    """What explains a pod's placement, from its `status`: reason and message, the
+    PodScheduled condition, and each container's waiting/termination reason where there
+    is one. Read leniently: a malformed part is left out, never refuses the pod (the pod
+    and what it requests stay mirrored)."""
+    if not isinstance(status, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    for key in ("reason", "message"):
+        if isinstance(status.get(key), str) and status[key]:
+            kept[key] = status[key][:MESSAGE_LIMIT]
+    scheduled = _pod_scheduled(status.get("conditions"))
+    if scheduled:
+        kept["scheduled"] = scheduled
+    containers = [
+        state
+        for key in ("initContainerStatuses", "containerStatuses")
+        for state in _container_states(status.get(key))
+    ]
+    if containers:
+        kept["containers"] = containers
+    return kept
+
+
+def _pod_scheduled(conditions: Any) -> dict[str, str]:
+    """The PodScheduled condition: status, reason, message, lastTransitionTime."""
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
+            fields = ("status", "reason", "message", "lastTransitionTime")
+            return {
+                key: str(condition[key])[:MESSAGE_LIMIT]
+                for key in fields
+                if isinstance(condition.get(key), str) and condition[key]
+            }
+    return {}
+
+
+def _container_states(statuses: Any) -> list[dict[str, Any]]:
+    """Containers whose state (or last termination) has a reason, with restart counts."""
+    kept = []
+    for item in statuses if isinstance(statuses, list) else ():
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        reasons = {
+            label: _state_reason(item.get(key))
+            for label, key in (("state", "state"), ("last", "lastState"))
+        }
+        restarts = item.get("restartCount")
+        restarts = restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0
+        if any(reasons.values()) or restarts:
+            entry: dict[str, Any] = {"name": item["name"], "restarts": restarts}
+            entry.update({label: reason for label, reason in reasons.items() if reason})
+            kept.append(entry)
+    return kept
+
+
+def _state_reason(state: Any) -> str:
+    """`waiting: ImagePullBackOff`, `terminated: OOMKilled`; empty without a reason."""
+    if not isinstance(state, dict):
+        return ""
+    for key in ("waiting", "terminated"):
+        detail = state.get(key)
+        if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
+            return f"{key}: {detail['reason']}"[:256]
+    return ""
+
+
+def _timestamp(value: Any) -> datetime | None:
+    """An RFC 3339 time, or None when absent or unreadable (nothing depends on it)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_datetime(value)
+    except ValueError:
+        return None

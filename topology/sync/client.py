@@ -205,6 +205,8 @@ class ClusterClient:
             return lambda **kw: self._core.list_node(**selector, **kw)
         if resource.plural == "pods":
             return lambda **kw: self._core.list_pod_for_all_namespaces(**selector, **kw)
+        if resource.plural == "events":
+            return lambda **kw: self._core.list_event_for_all_namespaces(**selector, **kw)
         if resource.plural == "configmaps":
             return lambda **kw: self._core.list_namespaced_config_map(
                 resource.namespace, **selector, **kw

@@ -9,9 +9,14 @@ from topology.parsers import MirroredKind
 
 QOS_NAMESPACE = "koordinator-system"
 QOS_CONFIGMAP = "slo-controller-config"
-# Finished pods hold nothing; the server leaves them out, and watchers see them leave
-# as DELETED events.
-ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+# Succeeded pods hold nothing; the server leaves them out, and watchers see them leave
+# as DELETED events. Failed pods are listed: one the kubelet rejected at admission is
+# mirrored for its diagnosis (`parsers.pod.PodRecord.rejected`); the others are dropped
+# as they are parsed (`finished`), and one that fails later leaves as a MODIFIED event.
+ACTIVE_PODS = "status.phase!=Succeeded"
+# Both are event field selectors the API server supports; the reasons are filtered by
+# the parser (`parsers.event`), since a field selector cannot OR values.
+POD_WARNINGS = "involvedObject.kind=Pod,type=Warning"
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,15 @@ class Resource:
 NODES = Resource(SyncResource.NODES, MirroredKind.NODE, "Node", "", "nodes", "v1")
 PODS = Resource(
     SyncResource.PODS, MirroredKind.POD, "Pod", "", "pods", "v1", field_selector=ACTIVE_PODS
+)
+EVENTS = Resource(
+    SyncResource.EVENTS,
+    MirroredKind.EVENT,
+    "Event",
+    "",
+    "events",
+    "v1",
+    field_selector=POD_WARNINGS,
 )
 QOS_CONFIG = Resource(
     SyncResource.QOS_CONFIG,
@@ -98,14 +112,16 @@ RESERVATIONS = Resource(
     "reservations",
     readable_versions=("v1alpha1",),
 )
-CORE_RESOURCES = (NODES, PODS, QOS_CONFIG)
+CORE_RESOURCES = (NODES, PODS, EVENTS, QOS_CONFIG)
 GROUP_RESOURCES = (NRT_UPSTREAM, NRT_CRANE, RESERVATIONS)
-# Nodes first: NRTs need their Node, pods and reservations link to it.
+# Nodes first: NRTs need their Node, pods and reservations link to it. Events follow
+# their pods (a pod's events are read beside it, never before it).
 SYNC_ORDER = (
     SyncResource.NODES,
     SyncResource.NRT_UPSTREAM,
     SyncResource.NRT_CRANE,
     SyncResource.PODS,
+    SyncResource.EVENTS,
     SyncResource.RESERVATIONS,
     SyncResource.QOS_CONFIG,
     SyncResource.SCHEDULER_CONFIG,

@@ -24,10 +24,11 @@ def page_context(cluster: Cluster | None, section: str, **extra: Any) -> dict[st
     Pages about every cluster (sync health) keep the navigation of the first one.
     """
     clusters = list(clusters_for_switcher())
+    nav_cluster = cluster or (clusters[0] if clusters else None)
     return {
         "clusters": clusters,
         "cluster": cluster,
-        "nav_cluster": cluster or (clusters[0] if clusters else None),
+        "nav_cluster": nav_cluster,
         "section": section,
         "data_age": data_age(cluster) if cluster is not None else None,
         "live_interval": LIVE_INTERVAL_SECONDS,

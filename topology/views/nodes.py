@@ -15,6 +15,7 @@ from topology.figures.coremap import core_map, legend_entries
 from topology.figures.encode import payload_json
 from topology.figures.zones import zone_bars
 from topology.selectors.node_detail import mark_pods, node_detail
+from topology.selectors.problems import node_problems
 from topology.views.common import get_cluster, json_response, page_context
 
 PARTIALS = {
@@ -32,6 +33,7 @@ def _context(cluster_name: str, node_name: str) -> dict[str, Any]:
     figures = {"zone-bars": zone_bars(detail.row.zones)}
     if detail.cpu_state.has_detail:
         figures["core-map"] = core_map(detail.cpu_state, detail.zone_names)
+    node_findings, node_diagnoses = node_problems(cluster, node_name)
     return page_context(
         cluster,
         "overview",
@@ -40,6 +42,8 @@ def _context(cluster_name: str, node_name: str) -> dict[str, Any]:
         pods=mark_pods(detail.pods, marks),
         cpu_states=list(CPUState),
         figures=figures,
+        node_findings=node_findings,
+        node_diagnoses=node_diagnoses,
     )
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-SUPPORTED = {"metadata.name", "metadata.namespace", "status.phase", "spec.nodeName"}
+SUPPORTED = {
+    "metadata.name",
+    "metadata.namespace",
+    "status.phase",  # pods
+    "spec.nodeName",  # pods
+    "involvedObject.kind",  # events
+    "type",  # events
+}
 
 
 class BadSelector(ValueError):

@@ -27,6 +27,7 @@ CORE_KINDS = {
     "nodes": ("Node", False),
     "pods": ("Pod", True),
     "configmaps": ("ConfigMap", True),
+    "events": ("Event", True),
     "namespaces": ("Namespace", False),
 }
 GROUP_KINDS = {

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from topology.demo import generate_demo_objects
 from topology.models import Cluster
+from topology.services.diagnosis.refresh import refresh_diagnoses
 from topology.services.mirror.figures import recompute_figures
 from topology.services.mirror.importer import import_objects
 
@@ -43,7 +44,10 @@ class Command(BaseCommand):
             for error in summary.errors:
                 self.stderr.write(f"error: {error}")
             raise CommandError("the demo generator produced objects the parsers refused")
-        figures = recompute_figures(cluster_id=Cluster.objects.get(name=options["cluster"]).pk)
+        seeded = Cluster.objects.get(name=options["cluster"])
+        figures = recompute_figures(cluster_id=seeded.pk)
         self.stdout.write(f"figures recomputed for {figures} nodes")
+        diagnosed = refresh_diagnoses(seeded)
+        self.stdout.write(f"diagnosed {diagnosed.diagnoses} pods, {diagnosed.findings} findings")
         cluster, nodes, seed = options["cluster"], options["nodes"], options["seed"]
         self.stdout.write(f"seeded cluster {cluster!r}: {nodes} nodes, seed {seed}")

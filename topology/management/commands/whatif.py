@@ -92,7 +92,7 @@ class Command(BaseCommand):
             capacity=options["capacity"],
             scheduler_name=options["scheduler_name"],
         )
-        profiles = _profiles_file(options["scheduler_config"])
+        profiles = profiles_file(options["scheduler_config"])
         if options["cluster"]:
             cluster = Cluster.objects.filter(name=options["cluster"]).first()
             if cluster is None:
@@ -105,7 +105,7 @@ class Command(BaseCommand):
         return judge_question(snapshot, question, profiles=profiles or ())
 
 
-def _profiles_file(path: Path | None) -> tuple[SchedulerProfile, ...] | None:
+def profiles_file(path: Path | None) -> tuple[SchedulerProfile, ...] | None:
     if path is None:
         return None
     try:

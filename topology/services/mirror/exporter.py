@@ -106,13 +106,36 @@ def pod_object(pod: Pod) -> dict[str, Any]:
         spec["priority"] = pod.priority
     if pod.overhead:
         spec["overhead"] = format_resource_list(pod.overhead)
+    if pod.created_at is not None:
+        metadata["creationTimestamp"] = pod.created_at.isoformat().replace("+00:00", "Z")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
         "spec": spec,
-        "status": {"phase": pod.phase, "qosClass": pod.qos_class},
+        "status": {"phase": pod.phase, "qosClass": pod.qos_class, **status_fields(pod.status)},
     }
+
+
+def status_fields(status: dict[str, Any]) -> dict[str, Any]:
+    """The pod status fields Topolens keeps (`parsers.pod.status_of`), as the API has them."""
+    fields: dict[str, Any] = {k: status[k] for k in ("reason", "message") if status.get(k)}
+    if status.get("scheduled"):
+        fields["conditions"] = [{"type": "PodScheduled", **status["scheduled"]}]
+    containers = [_container_status(c) for c in status.get("containers", [])]
+    if containers:
+        fields["containerStatuses"] = containers
+    return fields
+
+
+def _container_status(state: dict[str, Any]) -> dict[str, Any]:
+    """`state`/`last` kept as "waiting: Reason" come back as {"waiting": {"reason": ...}}."""
+    item: dict[str, Any] = {"name": state["name"], "restartCount": state.get("restarts", 0)}
+    for label, key in (("state", "state"), ("last", "lastState")):
+        if state.get(label):
+            kind, _, reason = state[label].partition(": ")
+            item[key] = {kind: {"reason": reason}}
+    return item
 
 
 def render_resource_qos(config: QoSConfig) -> dict[str, Any]:

@@ -5,7 +5,8 @@ and field and is never written. Valid objects are then upserted kind by kind, a
 batch per transaction, through the same writers the live sync uses. A kind the
 import covers (it holds at least one object of that kind) is reconciled:
 mirrored objects it no longer lists are removed, except those whose new version
-failed to parse, which are kept as they were.
+failed to parse, which are kept as they were. Warning events about pods are never
+removed (`removal.RETAINED_KINDS`): a dump holds the Events of the last hour only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ORDER = [
     MirroredKind.NODE,
     MirroredKind.TOPOLOGY,
     MirroredKind.POD,
+    MirroredKind.EVENT,
     MirroredKind.RESERVATION,
     MirroredKind.QOS_CONFIG,
     MirroredKind.SCHEDULER_CONFIG,
@@ -104,7 +106,8 @@ def _parse_all(objects: Iterable[Any], summary: ImportSummary) -> _Batch:
         except ObjectParseError as exc:
             _record_parse_failure(batch, summary, obj, exc)
             continue
-        assert parsed is not None
+        if parsed is None:
+            continue  # an Event that explains no placement (Normal, or another reason)
         if isinstance(parsed.record, PodRecord) and parsed.record.finished:
             summary.add(kind, "skipped")  # finished pods hold nothing
             continue

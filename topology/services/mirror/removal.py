@@ -2,7 +2,9 @@
 
 Shared by the import (a covering re-import reconciles a kind) and the sync (a full
 list reconciles a collection; a DELETED event removes one object). Keys are those of
-`writers.record_key`: (namespace, name) for pods, (name,) otherwise.
+`writers.record_key`: (namespace, name) for pods and events, (name,) otherwise.
+
+Warning events about pods are retained, never removed here (`RETAINED_KINDS`).
 """
 
 from __future__ import annotations
@@ -14,14 +16,30 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from topology.choices import AllocationSource
-from topology.models import Cluster, Node, NodeTopology, Pod, PodAllocation, QoSConfig, Reservation
-from topology.parsers import MirroredKind
+from topology.models import (
+    Cluster,
+    Node,
+    NodeTopology,
+    Pod,
+    PodAllocation,
+    PodEvent,
+    QoSConfig,
+    Reservation,
+)
+from topology.parsers import NAMESPACED_KINDS, MirroredKind
 from topology.services.mirror.version import bump_mirror_version
 from topology.services.mirror.writers import POD_SOURCES
 from topology.services.mirror.writers.common import namespaced
 from topology.services.mirror.writers.scheduler_configs import synced_configs
 
 Key = tuple[str, ...]
+# Kinds whose rows outlive their objects. An Event is evidence of what happened to a
+# pod: the API server expires it after about an hour (--event-ttl), and a relist that
+# no longer holds it, or its DELETED watch event, must not erase why a pod was refused.
+# The sync's two removal paths (the end of a full list, a DELETED event) and a covering
+# re-import all end in `remove_objects`, which leaves these alone; the housekeeping
+# job bounds them instead (`services.mirror.events.prune_pod_events`).
+RETAINED_KINDS = frozenset({MirroredKind.EVENT})
 
 
 def stored_versions(
@@ -34,7 +52,7 @@ def stored_versions(
     """Key → stored resourceVersion (NRTs: "apiVersion resourceVersion", since one object
     read through another version is another record). `keys` narrows the query."""
     rows = _scoped(cluster, kind, api_group)
-    if keys is not None and kind is MirroredKind.POD:
+    if keys is not None and kind in NAMESPACED_KINDS:
         rows = rows.filter(namespaced(keys))  # type: ignore[arg-type]
     elif keys is not None:
         field = "node__name" if kind is MirroredKind.TOPOLOGY else "name"
@@ -44,7 +62,7 @@ def stored_versions(
             (name,): f"{api} {rv}"
             for name, api, rv in rows.values_list("node__name", "api_version", "resource_version")
         }
-    elif kind is MirroredKind.POD:
+    elif kind in NAMESPACED_KINDS:
         triples = rows.values_list("namespace", "name", "resource_version")
         versions = {(ns, name): rv for ns, name, rv in triples}
     else:
@@ -58,8 +76,9 @@ def mirrored_keys(cluster: Cluster, kind: MirroredKind, *, api_group: str = "") 
 
 @transaction.atomic
 def remove_objects(cluster: Cluster, kind: MirroredKind, keys: Collection[Key]) -> int:
-    """Delete these mirrored objects with what hangs off them; returns how many existed."""
-    if not keys:
+    """Delete these mirrored objects with what hangs off them; returns how many it
+    deleted. Retained kinds (events) are kept: nothing is deleted, 0 is returned."""
+    if not keys or kind in RETAINED_KINDS:
         return 0
     names = [key[-1] for key in keys]
     pinned = 0
@@ -103,4 +122,6 @@ def _scoped(cluster: Cluster, kind: MirroredKind, api_group: str) -> QuerySet[An
         return Reservation.objects.filter(cluster=cluster).order_by()
     if kind is MirroredKind.SCHEDULER_CONFIG:
         return synced_configs(cluster).order_by()
+    if kind is MirroredKind.EVENT:
+        return PodEvent.objects.filter(cluster=cluster).order_by()
     return QoSConfig.objects.filter(cluster=cluster).order_by()

@@ -12,10 +12,13 @@ from datetime import datetime
 from django.db.models import F
 
 from topology.models import Cluster
+from topology.services.sync.enqueue import enqueue_diagnosis
 
 
 def bump_mirror_version(cluster: Cluster) -> None:
+    """Also asks for the cluster's diagnoses to be refreshed (coalesced, after commit)."""
     Cluster.objects.filter(pk=cluster.pk).update(mirror_version=F("mirror_version") + 1)
+    enqueue_diagnosis(cluster.pk)
 
 
 MirrorKey = tuple[int, datetime, int]

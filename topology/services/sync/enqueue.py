@@ -11,12 +11,14 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from topology.models import SyncLease
+from topology.models import Cluster, SyncLease
 
 WATCH_TASK = "topology.watch_cluster"
 RESYNC_TASK = "topology.sync_cluster"
 FIGURES_TASK = "topology.recompute_figures"
 SCHEDULES_TASK = "topology.ensure_schedules"
+DIAGNOSIS_TASK = "topology.refresh_diagnoses"
+DIAGNOSIS_DEBOUNCE_SECONDS = 2.0  # writes this soon after a request share its refresh
 
 
 def _send_on_commit(name: str, *args: int, countdown: float | None = None) -> None:
@@ -42,3 +44,14 @@ def enqueue_figures(cluster_id: int) -> None:
 
 def enqueue_schedules() -> None:
     _send_on_commit(SCHEDULES_TASK)
+
+
+def enqueue_diagnosis(cluster_id: int) -> None:
+    """One refresh of the cluster's diagnoses, unless one is queued already: the claim on
+    `Cluster.diagnosis_queued_at` coalesces the requests of many writes into one task,
+    which clears it as it starts (`services.diagnosis.refresh`)."""
+    claimed = Cluster.objects.filter(pk=cluster_id, diagnosis_queued_at__isnull=True).update(
+        diagnosis_queued_at=timezone.now()
+    )
+    if claimed:
+        _send_on_commit(DIAGNOSIS_TASK, cluster_id, countdown=DIAGNOSIS_DEBOUNCE_SECONDS)

@@ -23,11 +23,13 @@ from topology.models import (
     NodeTopology,
     Pod,
     PodAllocation,
+    PodEvent,
     Reservation,
     Zone,
     ZoneResource,
 )
-from topology.parsers import MirroredKind, Record
+from topology.parsers import NAMESPACED_KINDS, MirroredKind, Record
+from topology.parsers.event import EventRecord
 from topology.parsers.node import NodeRecord
 from topology.parsers.nrt import TopologyRecord
 from topology.parsers.pod import PodRecord
@@ -42,12 +44,14 @@ from topology.services.mirror.writers.common import (
     MissingNodeError,
     Outcome,
 )
+from topology.services.mirror.writers.events import write_pod_events
 from topology.services.mirror.writers.nodes import write_nodes
 from topology.services.mirror.writers.pods import mirrored_node_ids, write_pods
 from topology.services.mirror.writers.qos import write_qos_configs
 from topology.services.mirror.writers.reservations import write_reservations
 from topology.services.mirror.writers.scheduler_configs import write_scheduler_configs
 from topology.services.mirror.writers.topologies import write_topologies
+from topology.services.sync.enqueue import enqueue_diagnosis
 
 BatchWriter = Callable[[Cluster, Any, datetime], BatchResult]
 BATCH_WRITERS: dict[MirroredKind, BatchWriter] = {
@@ -57,6 +61,7 @@ BATCH_WRITERS: dict[MirroredKind, BatchWriter] = {
     MirroredKind.RESERVATION: write_reservations,
     MirroredKind.QOS_CONFIG: write_qos_configs,
     MirroredKind.SCHEDULER_CONFIG: write_scheduler_configs,
+    MirroredKind.EVENT: write_pod_events,
 }
 
 
@@ -67,6 +72,7 @@ _TABLES = {
     MirroredKind.RESERVATION: (Reservation,),
     MirroredKind.QOS_CONFIG: (),
     MirroredKind.SCHEDULER_CONFIG: (),
+    MirroredKind.EVENT: (PodEvent,),
 }
 
 
@@ -116,15 +122,20 @@ def write_records(
         result = write_topologies(cluster, list(records), now, encodings=encodings)  # type: ignore[arg-type]
     else:
         result = BATCH_WRITERS[kind](cluster, list(records), now)
-    if result.written:
+    if result.written and kind is MirroredKind.EVENT:
+        # Events feed only the diagnoses: the engine's snapshot (keyed by the mirror
+        # version) does not read them, so they leave its caches alone.
+        enqueue_diagnosis(cluster.pk)
+    elif result.written:
         bump_mirror_version(cluster)
     return result
 
 
 def record_key(kind: MirroredKind, record: Record) -> tuple[str, ...]:
-    """The mirror's key of a record: (namespace, name) for pods, (name,) otherwise."""
-    if kind is MirroredKind.POD:
-        assert isinstance(record, PodRecord)
+    """The mirror's key of a record: (namespace, name) for pods and events, (name,)
+    otherwise."""
+    if kind in NAMESPACED_KINDS:
+        assert isinstance(record, PodRecord | EventRecord)
         return (record.namespace, record.name)
     return (record.name,)
 

@@ -41,6 +41,7 @@ POD_JSON_FIELDS = (
     "containers",
     "init_containers",
     "overhead",
+    "status",
 )
 # The columns a pod's record alone gives, besides its key (`_record_values`).
 _RECORD_POD_COLUMNS = (
@@ -52,6 +53,7 @@ _RECORD_POD_COLUMNS = (
     "qos_class",
     "scheduler_name",
     "priority",
+    "created_at",
     *POD_JSON_FIELDS,
 )
 # The columns written from a record, after (cluster_id, namespace, name) which an update
@@ -219,12 +221,14 @@ def _record_values(record: PodRecord, encoded: EncodedRecord) -> tuple[Any, ...]
         record.qos_class,
         record.scheduler_name,
         record.priority,
+        record.created_at,
         JsonText(json["labels"], record.labels),
         JsonText(json["annotations"], record.annotations),
         JsonText(json["owner_references"], record.owner_references),
         JsonText(json["containers"], [c.as_dict() for c in record.containers]),
         JsonText(json["init_containers"], [c.as_dict() for c in record.init_containers]),
         JsonText(json["overhead"], record.overhead),
+        JsonText(json["status"], record.status),
     )
 
 

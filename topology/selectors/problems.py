@@ -1,0 +1,74 @@
+"""What the Problems page, the header badge and the node page read of the stored
+diagnoses and findings (`topology.services.diagnosis.refresh` writes them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Q
+
+from topology.choices import FindingKind
+from topology.filtersets import DiagnosisFilterSet, FindingFilterSet
+from topology.models import Cluster, Finding, Pod, PodDiagnosis
+from topology.services.mirror.exporter import pod_object
+
+FINDINGS_PREFIX = "f"  # the findings filter's query parameters: f-kind, f-severity, f-node
+
+
+def diagnoses(cluster: Cluster, query: Mapping[str, Any]) -> DiagnosisFilterSet:
+    rows = PodDiagnosis.objects.filter(cluster=cluster).order_by("state", "namespace", "name")
+    return DiagnosisFilterSet(query, queryset=rows)
+
+
+def findings(cluster: Cluster, query: Mapping[str, Any]) -> FindingFilterSet:
+    rows = Finding.objects.filter(cluster=cluster).order_by("kind", "node_name", "object")
+    return FindingFilterSet(query, queryset=rows, prefix=FINDINGS_PREFIX)
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    kind: str
+    label: str
+    findings: list[Finding]
+
+
+def grouped(rows: list[Finding]) -> list[FindingGroup]:
+    """Findings by kind, in the order the README explains the kinds."""
+    by_kind: dict[str, list[Finding]] = {}
+    for row in rows:
+        by_kind.setdefault(row.kind, []).append(row)
+    labels = dict(FindingKind.choices)
+    return [
+        FindingGroup(kind, labels.get(kind, kind), by_kind[kind])
+        for kind in FindingKind.values
+        if kind in by_kind
+    ]
+
+
+def node_problems(cluster: Cluster, node: str) -> tuple[list[Finding], list[PodDiagnosis]]:
+    """A node's findings, and the diagnosed pods about it: rejected there, or nearest
+    to fitting there."""
+    found = list(Finding.objects.filter(cluster=cluster, node_name=node).order_by("kind", "object"))
+    pods = [
+        d
+        for d in PodDiagnosis.objects.filter(cluster=cluster).filter(
+            Q(node_name=node) | Q(state="pending")
+        )
+        if d.node_name == node or any(m.get("node") == node for m in d.body.get("nearest", []))
+    ]
+    return found, pods
+
+
+def whatif_query(cluster: Cluster, namespace: str, name: str) -> str | None:
+    """The what-if form's query asking for this pod again (its manifest, unbound)."""
+    pod = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
+    if pod is None:
+        return None
+    manifest = pod_object(pod)
+    manifest["spec"].pop("nodeName", None)
+    manifest.pop("status", None)
+    return urlencode({"manifest": json.dumps(manifest)})
