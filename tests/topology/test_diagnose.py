@@ -102,3 +102,40 @@ def test_data_older_than_the_threshold_is_said() -> None:
 def test_the_event_gives_the_reason_when_the_status_has_none(reason: str) -> None:
     objects = [node("n1"), nrt("n1"), pod("quiet", "10"), event("quiet", reason)]
     assert diagnosed(objects)["prod/quiet"]["reason"] == reason
+
+
+def test_a_pod_the_engine_cannot_judge_is_diagnosed_with_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from topology.services.diagnosis import pods as pods_module
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise ValueError("a quantity the engine cannot read")
+
+    monkeypatch.setattr(pods_module, "place", refuse)
+    waiting = diagnosed(split_cluster())["prod/waiting"]
+    assert waiting["why"] == "the engine cannot judge this pod: a quantity the engine cannot read"
+    assert waiting["fits_now"] == 0 and waiting["refusals"] == []
+
+
+def test_replicas_of_one_shape_are_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from topology.services.diagnosis import pods as pods_module
+
+    calls: list[str] = []
+    real = pods_module.place
+
+    def counted(snapshot: Any, spec: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(spec.name)
+        return real(snapshot, spec, *args, **kwargs)
+
+    monkeypatch.setattr(pods_module, "place", counted)
+    objects = [*split_cluster(), pod("waiting-2", status=UNSCHEDULABLE), pod("other", "12")]
+    found = diagnosed(objects)
+    assert len(calls) == 2  # the 10-CPU shape (three pods) and the 12-CPU one
+    assert found["prod/waiting-2"]["nearest"] == found["prod/waiting"]["nearest"]
+    assert found["prod/refused"]["admission"]["node"] == "n1"  # its own, not shared
+
+
+def test_a_pending_pod_that_fits_now_names_where() -> None:
+    objects = [node("n1"), nrt("n1", (8, 8)), node("n2"), nrt("n2", (5, 3)), pod("small", "6")]
+    assert diagnosed(objects)["prod/small"]["fits_on"] == ["n1"]

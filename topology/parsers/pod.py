@@ -125,7 +125,8 @@ def parse_pod(obj: Any) -> PodRecord:
             "spec.overhead", spec.get("overhead", dict, {}), parse_resource_list
         ),
         allocations=_allocations(reader, annotations),
-        created_at=_timestamp(reader.obj["metadata"].get("creationTimestamp")),  # a dict: named
+        # metadata is an object here: the name was read from it above
+        created_at=parse_timestamp(reader.obj["metadata"].get("creationTimestamp")),
         status=status_of(reader.obj.get("status")),
     )
     # the kubelet refused it: whatever a scheduler annotated, it holds nothing
@@ -385,7 +386,7 @@ def _state_reason(state: Any) -> str:
     return ""
 
 
-def _timestamp(value: Any) -> datetime | None:
+def parse_timestamp(value: Any) -> datetime | None:
     """An RFC 3339 time, or None when absent or unreadable (nothing depends on it)."""
     if not isinstance(value, str):
         return None

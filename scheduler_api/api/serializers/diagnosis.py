@@ -62,6 +62,9 @@ class PodDiagnosisSerializer(serializers.Serializer):
     judged_by = serializers.DictField(help_text="system, scheduler_name, profile, how")
     fits_now = serializers.IntegerField(help_text="nodes where it would bind and be admitted now")
     fits_by_system = serializers.DictField(child=serializers.IntegerField())
+    fits_on = serializers.ListField(
+        child=serializers.CharField(), help_text="up to five nodes where it fits now, best first"
+    )
     refusals = RefusalSerializer(many=True)
     nearest = NearestSerializer(many=True)
     alignment_only = serializers.BooleanField(

@@ -81,8 +81,11 @@ def table_lines(report: dict[str, Any]) -> list[str]:
         )
         if pod["why"]:
             lines.append(f"    {pod['why']}")
+        if pod.get("fits_on"):
+            lines.append(f"    fits now on: {', '.join(pod['fits_on'])} (best first)")
         lines += [
-            f"    refused by {r['check']} on {r['nodes']} nodes, e.g. {r['example']}"
+            f"    refused by {r['check']} on {r['nodes']} node{'s' if r['nodes'] != 1 else ''}, "
+            f"e.g. {r['example']}"
             for r in pod["refusals"]
         ]
         lines += [f"    nearest: {m['change']}" for m in pod["nearest"]]

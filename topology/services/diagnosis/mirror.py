@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from topology.adapters import stored_pod_spec
 from topology.choices import SyncResource
-from topology.models import Cluster, NodeTopology, Pod, PodEvent, SyncError
+from topology.models import Cluster, NodeTopology, Pod, SyncError
 from topology.parsers.pod import FINISHED_PHASES, rejected_at_admission
+from topology.selectors.events import latest_events_by_pod, pod_events
 from topology.selectors.sync import STALE_AFTER
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, NRTFacts, PodFacts
 from topology.services.whatif.scheduler_profiles import cluster_profiles
@@ -54,24 +55,15 @@ def _pod_facts(pod: Pod) -> PodFacts:
 
 
 def _events(cluster: Cluster, pod: tuple[str, str] | None = None) -> list[EventFacts]:
-    """Deduplicated by pod and reason: counts summed, the newest message and time."""
-    merged: dict[tuple[str, str, str], EventFacts] = {}
-    rows = PodEvent.objects.filter(cluster=cluster)
+    """Folded by pod and reason as `kubectl get events` shows them (`selectors.events`)."""
     if pod is not None:
-        rows = rows.filter(namespace=pod[0], pod_name=pod[1])
-    rows = rows.order_by("last_seen", "pk")
-    for event in rows.iterator(2000):
-        key = (event.namespace, event.pod_name, event.reason)
-        earlier = merged.get(key)
-        merged[key] = EventFacts(
-            event.namespace,
-            event.pod_name,
-            event.reason,
-            event.message,
-            event.count + (earlier.count if earlier else 0),
-            event.last_seen or event.observed_at,
-        )
-    return list(merged.values())
+        summaries = pod_events(cluster, *pod)
+    else:
+        summaries = [s for found in latest_events_by_pod(cluster).values() for s in found]
+    return [
+        EventFacts(s.namespace, s.pod_name, s.reason, s.message, s.count, s.last_seen)
+        for s in summaries
+    ]
 
 
 def _nrts(cluster: Cluster) -> list[NRTFacts]:

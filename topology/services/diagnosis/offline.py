@@ -12,15 +12,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
-
 from scheduler_api.engine import SchedulerProfile
 from topology.adapters import pod_spec_of, snapshot_from_objects
 from topology.parsers import ObjectParseError, parse_object
 from topology.parsers.event import EventRecord
 from topology.parsers.node import NodeRecord
 from topology.parsers.nrt import TopologyRecord
-from topology.parsers.pod import PodRecord
+from topology.parsers.pod import PodRecord, parse_timestamp
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, NRTFacts, PodFacts
 
 
@@ -115,7 +113,7 @@ def last_managed_time(obj: dict[str, Any]) -> datetime | None:
     metadata = obj.get("metadata")
     entries = metadata.get("managedFields") if isinstance(metadata, dict) else None
     listed = entries if isinstance(entries, list) else []
-    times = [_parsed_time(entry.get("time")) for entry in listed if isinstance(entry, dict)]
+    times = [parse_timestamp(entry.get("time")) for entry in listed if isinstance(entry, dict)]
     known = [t for t in times if t is not None]
     return max(known) if known else None
 
@@ -153,12 +151,3 @@ def dedupe_events(records: Iterable[EventRecord]) -> list[EventFacts]:
 
 def _time(event: EventFacts) -> float:
     return event.last_seen.timestamp() if event.last_seen else 0.0
-
-
-def _parsed_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_datetime(value)
-    except ValueError:
-        return None

@@ -11,12 +11,14 @@ its Topology Manager admission replayed provider by provider.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scheduler_api.engine import (
     AdmissionExplanation,
+    AllocationError,
     NodeSnapshot,
     NodeVerdict,
     PodSpec,
@@ -33,7 +35,9 @@ from scheduler_api.engine import (
 )
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, PodFacts
 
+logger = logging.getLogger(__name__)
 NEAREST = 3  # nearest misses shown per pod
+FITS_SHOWN = 5  # nodes named where a pod fits now, best first
 EXAMPLE_LIMIT = 300
 # Requests a NUMA zone holds (the others are node-level only).
 ZONE_ALIGNED = ("cpu", "memory")
@@ -41,14 +45,43 @@ UNALIGNED = frozenset({"ephemeral-storage", "pods", "storage"})
 
 
 def diagnose_pods(facts: ClusterFacts, *, only: str | None = None) -> list[dict[str, Any]]:
-    """A diagnosis per Pending or rejected pod (`only`: "namespace/name")."""
+    """A diagnosis per Pending or rejected pod (`only`: "namespace/name").
+
+    Replicas of one workload are the same question: the placement part is worked out
+    once per pod shape and scheduler name (`shape_key`) and shared by them."""
     wanted = [p for p in facts.pods if (p.pending or p.rejected) and only in (None, p.key)]
-    return [diagnose_pod(facts, pod) for pod in sorted(wanted, key=lambda p: p.key)]
+    shared: dict[str, dict[str, Any]] = {}
+    return [diagnose_pod(facts, pod, shared) for pod in sorted(wanted, key=lambda p: p.key)]
 
 
-def diagnose_pod(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
-    """The pod's diagnosis as `manage.py diagnose` prints it (README, "Diagnosis")."""
+def shape_key(pod: PodFacts) -> str:
+    """What the placement of a pod depends on: its spec but its own name and uid (labels,
+    annotations, owners and namespace stay: schedulers and reservations read them)."""
+    return f"{pod.scheduler_name}|{replace(pod.spec, name='', uid='')!r}"
+
+
+def diagnose_pod(
+    facts: ClusterFacts, pod: PodFacts, shared: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The pod's diagnosis as `manage.py diagnose` prints it (README, "Diagnosis");
+    `shared`: placement parts already worked out, by `shape_key`."""
     body = _header(facts, pod)
+    key = shape_key(pod)
+    if shared is not None and key in shared:
+        body.update(shared[key])
+    else:
+        placed = _judged(facts, pod)
+        if shared is not None:
+            shared[key] = placed
+        body.update(placed)
+    if pod.rejected and not body["why"]:
+        body["admission"] = _admission_part(facts, pod)
+    return body
+
+
+def _judged(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
+    """Who judges the pod and what it finds on every node (name-independent)."""
+    body: dict[str, Any] = {}
     judge = resolve_judge(pod.spec, pod.scheduler_name, facts.profiles, Scheduler.AUTO)
     body["scheduler"] = judge.system.value
     body["judged_by"] = {
@@ -67,13 +100,11 @@ def diagnose_pod(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
             profile=judge.profile,
             detailed=0,
         )
-    except (ValueError, KeyError) as error:  # a pod the engine cannot judge
+    except (AllocationError, ValueError, KeyError) as error:  # a pod the engine cannot judge
+        logger.warning("diagnosis of %s: the engine cannot judge it: %s", pod.key, error)
         body["why"] = f"the engine cannot judge this pod: {error}"
         return body
-    verdicts = list(result.nodes)
-    body.update(_placement_part(facts.snapshot.nodes, pod.spec, verdicts))
-    if pod.rejected:
-        body["admission"] = _admission_part(facts, pod)
+    body.update(_placement_part(facts.snapshot.nodes, pod.spec, list(result.nodes)))
     return body
 
 
@@ -98,6 +129,7 @@ def _header(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
         "scheduler": "",
         "fits_now": 0,
         "fits_by_system": {},
+        "fits_on": [],
         "refusals": [],
         "nearest": [],
         "alignment_only": False,
@@ -137,6 +169,7 @@ def _placement_part(
     return {
         "fits_now": len(fitting),
         "fits_by_system": by_system,
+        "fits_on": [v.node for v in fitting[:FITS_SHOWN]],
         "refusals": refusals_by_check(refused),
         "nearest": [m.as_json() for m in sorted(kept, key=lambda m: m.distance)[:NEAREST]]
         if not fitting
