@@ -122,3 +122,18 @@ def test_the_command_reads_the_mirror_too(split: Cluster) -> None:
     out = StringIO()
     call_command("diagnose", "--cluster", "split", "--pod", "prod/waiting", stdout=out)
     assert [p["name"] for p in json.loads(out.getvalue())["pods"]] == ["waiting"]
+
+
+def test_the_problems_page_says_where_a_pending_pod_fits_now(split: Cluster, client: Any) -> None:
+    from django.contrib.auth.models import Group, User
+
+    objects = [node("n5", cpu=32), nrt("n5", (16, 16)), pod("fits", "4")]
+    assert import_objects(cluster_name="split", objects=objects).ok
+    refresh_diagnoses(split)
+    user = User.objects.create_user("looker")
+    user.groups.add(Group.objects.get(name="viewer"))
+    client.force_login(user)
+    page = client.get("/c/split/problems/").content.decode()
+    assert "fits now, best on" in page
+    detail = client.get("/c/split/pods/prod/fits/diagnosis/").content.decode()
+    assert "would bind and be admitted there now" in detail

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.dateparse import parse_datetime
 
 from topology.access import Action, requires
 from topology.selectors.common import page_notice
@@ -43,10 +44,12 @@ def pod_diagnosis_page(
         diagnosis = pod_diagnosis(selected, namespace, name)
     except (NoSuchPod, NothingToDiagnose) as error:
         raise Http404(str(error)) from error
+    computed = parse_datetime(str(diagnosis.get("computed_at") or ""))
     context = page_context(
         selected,
         "problems",
         diagnosis=diagnosis,
+        computed_at=computed,
         whatif_query=whatif_query(selected, namespace, name),
     )
     return render(request, "topology/pod_diagnosis.html", context)
