@@ -21,6 +21,7 @@ from topology.services.whatif.service import ask
 __all__ = [
     "COMPARE_ALL",
     "WhatIfQuestion",
+    "body_pod",
     "whatif_answer",
     "whatif_question",
     "whatif_runs_in_background",
@@ -30,9 +31,8 @@ __all__ = [
 def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
     """From the request serializer's validated data (either `pod` or the compact form);
     WhatIfInputError (per field) when the pod or an option cannot be run."""
-    pod = data.get("pod")
     return WhatIfQuestion.from_inputs(
-        dict(pod) if pod is not None else compact_pod_manifest(data),
+        body_pod(data),
         replicas=data.get("replicas", 1),
         scheduler=data.get("scheduler", "auto"),
         scoring=data.get("scoring") or None,
@@ -41,6 +41,12 @@ def whatif_question(data: Mapping[str, Any]) -> WhatIfQuestion:
         capacity=bool(data.get("capacity", True)),
         scheduler_name=data.get("scheduler_name") or None,
     )
+
+
+def body_pod(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The body's Pod manifest: its `pod`, else the compact form's containers written as one."""
+    pod = data.get("pod")
+    return dict(pod) if pod is not None else compact_pod_manifest(data)
 
 
 def whatif_runs_in_background(question: WhatIfQuestion) -> bool:

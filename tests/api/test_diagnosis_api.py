@@ -137,3 +137,16 @@ def test_the_problems_page_says_where_a_pending_pod_fits_now(split: Cluster, cli
     assert "fits now, best on" in page
     detail = client.get("/c/split/pods/prod/fits/diagnosis/").content.decode()
     assert "would bind and be admitted there now" in detail
+
+
+def test_the_node_page_lists_the_pods_diagnosed_against_it(split: Cluster, client: Any) -> None:
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user("node-looker")
+    user.groups.add(Group.objects.get(name="viewer"))
+    client.force_login(user)
+    n1 = client.get("/c/split/nodes/n1/").content.decode()
+    assert "prod/refused</a>: rejected here" in n1  # bound there
+    assert "prod/waiting</a>: Pending, this node is one of its nearest misses" in n1
+    n3 = client.get("/c/split/nodes/n3/").content.decode()
+    assert "prod/refused" not in n3

@@ -18,8 +18,8 @@ from django.db import transaction
 
 from tests.sync.fakekube import FakeKubeServer
 from tests.topology.mirror import mirror_state
+from topology.domain.pod_phases import rejected_at_admission
 from topology.models import Cluster, Node, NodeTopology, Pod, PodEvent, QoSConfig, Reservation
-from topology.parsers.pod import rejected_at_admission
 from topology.services.mirror.hashing import version_digest
 from topology.services.mirror.importer import import_objects
 from topology.sync.resources import QOS_CONFIGMAP, QOS_NAMESPACE

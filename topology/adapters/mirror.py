@@ -28,6 +28,7 @@ from topology.adapters.parts import (
     zones_of,
 )
 from topology.adapters.rows import decoded_values
+from topology.domain.pod_phases import FINISHED_PHASES
 from topology.models import (
     Cluster,
     Node,
@@ -43,7 +44,6 @@ from topology.models import (
     PodAllocation as StoredAllocation,
 )
 from topology.parsers.cpulist import parse_cpulist
-from topology.parsers.pod import FINISHED_PHASES
 
 # Plain rows, not model instances: at 5,000 nodes × 8 zones the ORM's per-row objects
 # and prefetch bookkeeping cost seconds, while the engine only needs the values.

@@ -43,18 +43,15 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
+from topology.domain.pod_phases import ADMISSION_REJECTIONS, OUT_OF_RESOURCE
 from topology.parsers.fields import Reader
 
 WARNING = "Warning"
+# the schedulers' failures, and the kubelet's admission refusals (`pod_phases`; with its
+# `OutOf<resource name>` ones)
 TRACKED_REASONS = frozenset(
-    {
-        "FailedScheduling",
-        "FailedScheduling-Reservation",
-        "TopologyAffinityError",
-        "UnexpectedAdmissionError",
-    }
+    {"FailedScheduling", "FailedScheduling-Reservation", *ADMISSION_REJECTIONS}
 )
-OUT_OF_RESOURCE = "OutOf"  # the kubelet's `OutOf<resource name>`
 MESSAGE_LIMIT = 4000
 SOURCE_LIMIT = 253  # PodEvent.source
 REASON_LIMIT = 128  # PodEvent.reason, as the events API limits it

@@ -11,6 +11,7 @@ from django.utils.dateparse import parse_datetime
 
 from scheduler_api.engine import ContainerSpec, PodSpec
 from topology.choices import AllocationSource
+from topology.domain.pod_phases import FINISHED_PHASES, rejected_at_admission
 from topology.parsers.cpulist import parse_cpulist
 from topology.parsers.errors import FieldError
 from topology.parsers.fields import Reader, Section, read_or_ignore
@@ -19,12 +20,6 @@ from topology.parsers.quantity import parse_resource_list
 
 CRANE_TOPOLOGY_RESULT = "topology.crane.io/topology-result"
 KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
-FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
-# status.reason of a pod the kubelet refused at admission (phase Failed, never started):
-# the Topology Manager's, a device plugin's or CPU/memory manager's refusal, and the
-# resource-fit ones (`OutOfcpu`, `OutOfmemory`, `OutOf<extended resource>`). Such a pod
-# is mirrored (it is what a diagnosis explains) but holds nothing on its node.
-ADMISSION_REJECTIONS = frozenset({"TopologyAffinityError", "UnexpectedAdmissionError"})
 MESSAGE_LIMIT = 2000  # a status or condition message is kept up to this many characters
 _CRANE_ZONE = re.compile(r"node(0|[1-9]\d*)")  # exactly as crane-agent names zones
 
@@ -93,10 +88,6 @@ class PodRecord:
     def holds_resources(self) -> bool:
         """Bound to a node and not finished or rejected: it occupies what it requests."""
         return bool(self.node_name) and self.phase not in FINISHED_PHASES
-
-
-def rejected_at_admission(phase: str, reason: str) -> bool:
-    return phase == "Failed" and (reason in ADMISSION_REJECTIONS or reason.startswith("OutOf"))
 
 
 def parse_pod(obj: Any) -> PodRecord:

@@ -9,7 +9,7 @@ those of the newest. Reads are O(n) in the rows read, which retention bounds
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -51,14 +51,14 @@ class PodEventSummary:
 def pod_events(cluster: Cluster, namespace: str, name: str) -> list[PodEventSummary]:
     """One pod's events by reason, the most recent first."""
     rows = PodEvent.objects.filter(cluster=cluster, namespace=namespace, pod_name=name)
-    return list(_folded(_newest_first(rows)).values())
+    return list(fold_events(_newest_first(rows)).values())
 
 
 def latest_events_by_pod(cluster: Cluster) -> dict[PodKey, list[PodEventSummary]]:
     """Every pod with events → its events by reason, the most recent first; pods in the
     order of their latest event, the most recent first."""
     by_pod: dict[PodKey, list[PodEventSummary]] = {}
-    for summary in _folded(_newest_first(PodEvent.objects.filter(cluster=cluster))).values():
+    for summary in fold_events(_newest_first(PodEvent.objects.filter(cluster=cluster))).values():
         by_pod.setdefault((summary.namespace, summary.pod_name), []).append(summary)
     return by_pod
 
@@ -70,9 +70,12 @@ def _newest_first(rows: QuerySet[PodEvent]) -> Iterable[dict[str, Any]]:
     return rows.annotate(seen=seen).order_by(F("seen").desc(), "-pk").values(*_COLUMNS)
 
 
-def _folded(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], PodEventSummary]:
-    """Rows newest first, folded by (namespace, pod, reason), in the order of each
-    group's newest row: that row gives what is shown, the others add their counts."""
+def fold_events(
+    rows: Iterable[Mapping[str, Any]],
+) -> dict[tuple[str, str, str], PodEventSummary]:
+    """Rows (mirrored, or a dump's parsed records as dicts) newest first, folded by
+    (namespace, pod, reason), in the order of each group's newest row: that row gives
+    what is shown, the others add their counts."""
     folded: dict[tuple[str, str, str], PodEventSummary] = {}
     for row in rows:
         key = (row["namespace"], row["pod_name"], row["reason"])

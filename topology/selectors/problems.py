@@ -1,4 +1,4 @@
-"""What the Problems page, the header badge and the node page read of the stored
+"""What the Problems page and the node page read of the stored
 diagnoses and findings (`topology.services.diagnosis.refresh` writes them)."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 
-from topology.choices import FindingKind
+from topology.choices import DiagnosisState, FindingKind
 from topology.filtersets import DiagnosisFilterSet, FindingFilterSet
 from topology.models import Cluster, Finding, Pod, PodDiagnosis
 from topology.services.mirror.exporter import pod_object
@@ -49,16 +50,20 @@ def grouped(rows: list[Finding]) -> list[FindingGroup]:
     ]
 
 
-def node_problems(cluster: Cluster, node: str) -> tuple[list[Finding], list[PodDiagnosis]]:
+def node_problems(cluster: Cluster, node: str) -> tuple[list[Finding], list[dict[str, Any]]]:
     """A node's findings, and the diagnosed pods about it: rejected there, or nearest
-    to fitting there."""
+    to fitting there. Of each diagnosis only its nearest misses are read, not its body."""
     found = list(Finding.objects.filter(cluster=cluster, node_name=node).order_by("kind", "object"))
+    rows = (
+        PodDiagnosis.objects.filter(cluster=cluster)
+        .filter(Q(node_name=node) | Q(state=DiagnosisState.PENDING))
+        .order_by("namespace", "name")
+        .values("namespace", "name", "node_name", "reason", nearest=KeyTransform("nearest", "body"))
+    )
     pods = [
-        d
-        for d in PodDiagnosis.objects.filter(cluster=cluster).filter(
-            Q(node_name=node) | Q(state="pending")
-        )
-        if d.node_name == node or any(m.get("node") == node for m in d.body.get("nearest", []))
+        row
+        for row in rows
+        if row["node_name"] == node or any(m.get("node") == node for m in row["nearest"] or [])
     ]
     return found, pods
 

@@ -21,13 +21,15 @@ def problems(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     pods = diagnoses(selected, request.GET)
     found = findings(selected, request.GET)
+    rows = list(found.qs)
     page = Paginator(pods.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = page_context(
         selected,
         "problems",
         pods=pods,
         findings=found,
-        groups=grouped(list(found.qs)),
+        groups=grouped(rows),
+        finding_count=len(rows),
         page=page,
         page_notice=page_notice(request.GET.get("page"), page),
         page_query=query_without(request, "page"),

@@ -30,7 +30,7 @@ from scheduler_api.api.serializers.common import ErrorSerializer
 from scheduler_api.api.throttles import WhatIfThrottle
 from scheduler_api.api.views.base import CLUSTER_PARAMETER, NODE_PARAMETER, ClusterScopedMixin
 from scheduler_api.errors import error_body
-from scheduler_api.services.whatif import COMPARE_ALL
+from scheduler_api.services.whatif import COMPARE_ALL, body_pod
 from topology.access import PERMISSIONS, Action
 from topology.choices import ApplyStatus, WriteKind
 from topology.editing.reservation import (
@@ -47,7 +47,6 @@ from topology.services.policies.writeback import (
     plan_reservation_create,
     request_plan,
 )
-from topology.services.whatif.manifest import compact_pod_manifest
 
 APPLY_PERMISSION = "topology.apply_nodepolicy"
 APPLY_RESPONSES = {
@@ -218,9 +217,8 @@ def _request_of(data: dict[str, Any], *, scheduler_given: bool) -> ReservationRe
     scheduler = RESERVATION_SCHEDULER
     if scheduler_given:
         scheduler = "auto" if data["scheduler"] == COMPARE_ALL else data["scheduler"]
-    pod = data.get("pod")
     return ReservationRequest(  # the pod and options are checked once, by the what-if
-        pod=dict(pod) if pod is not None else compact_pod_manifest(data),
+        pod=body_pod(data),
         node=data["node"],
         owners=[dict(owner) for owner in data["owners"]],
         name=data.get("reservation_name", ""),

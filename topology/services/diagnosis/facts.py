@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from scheduler_api.engine import ClusterSnapshot, PodSpec, SchedulerProfile
@@ -54,6 +55,18 @@ class EventFacts:
     count: int = 1
     last_seen: datetime | None = None
 
+    @classmethod
+    def of(cls, summary: Any) -> EventFacts:
+        """From `selectors.events.PodEventSummary` (the folding the mirror shows)."""
+        return cls(
+            summary.namespace,
+            summary.pod_name,
+            summary.reason,
+            summary.message,
+            summary.count,
+            summary.last_seen,
+        )
+
 
 @dataclass(frozen=True)
 class NRTFacts:
@@ -85,4 +98,12 @@ class ClusterFacts:
         return [p for p in self.pods if p.node_name == node and not p.rejected]
 
     def events_of(self, pod: PodFacts) -> list[EventFacts]:
-        return [e for e in self.events if e.namespace == pod.namespace and e.pod_name == pod.name]
+        return self._events_by_pod.get((pod.namespace, pod.name), [])
+
+    @cached_property
+    def _events_by_pod(self) -> dict[tuple[str, str], list[EventFacts]]:
+        """The events by pod, indexed once: a diagnosis asks for them pod after pod."""
+        by_pod: dict[tuple[str, str], list[EventFacts]] = {}
+        for event in self.events:
+            by_pod.setdefault((event.namespace, event.pod_name), []).append(event)
+        return by_pod

@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from topology.adapters import stored_pod_spec
 from topology.choices import SyncResource
+from topology.domain.pod_phases import rejected_at_admission
 from topology.models import Cluster, NodeTopology, Pod, SyncError
-from topology.parsers.pod import FINISHED_PHASES, rejected_at_admission
 from topology.selectors.events import latest_events_by_pod, pod_events
 from topology.selectors.sync import STALE_AFTER
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, NRTFacts, PodFacts
@@ -34,9 +34,10 @@ def facts_from_mirror(cluster: Cluster) -> ClusterFacts:
 
 
 def _pods(cluster: Cluster) -> list[PodFacts]:
+    """Every mirrored pod: the import and the sync keep no finished pod but those the
+    kubelet rejected (`PodRecord.finished`)."""
     rows = Pod.objects.filter(cluster=cluster).order_by("namespace", "name")
-    facts = [_pod_facts(pod) for pod in rows.iterator(2000)]
-    return [f for f in facts if f.rejected or f.phase not in FINISHED_PHASES]
+    return [_pod_facts(pod) for pod in rows.iterator(2000)]
 
 
 def _pod_facts(pod: Pod) -> PodFacts:
@@ -60,10 +61,7 @@ def _events(cluster: Cluster, pod: tuple[str, str] | None = None) -> list[EventF
         summaries = pod_events(cluster, *pod)
     else:
         summaries = [s for found in latest_events_by_pod(cluster).values() for s in found]
-    return [
-        EventFacts(s.namespace, s.pod_name, s.reason, s.message, s.count, s.last_seen)
-        for s in summaries
-    ]
+    return [EventFacts.of(summary) for summary in summaries]
 
 
 def _nrts(cluster: Cluster) -> list[NRTFacts]:

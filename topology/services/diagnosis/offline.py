@@ -7,6 +7,7 @@ importer does; it never stops the diagnosis of the others.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from topology.parsers.event import EventRecord
 from topology.parsers.node import NodeRecord
 from topology.parsers.nrt import TopologyRecord
 from topology.parsers.pod import PodRecord, parse_timestamp
+from topology.selectors.events import fold_events
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, NRTFacts, PodFacts
 
 
@@ -119,35 +121,14 @@ def last_managed_time(obj: dict[str, Any]) -> datetime | None:
 
 
 def dedupe_events(records: Iterable[EventRecord]) -> list[EventFacts]:
-    """One entry per pod and reason, as `kubectl get events` shows them: counts summed,
-    the newest message and time."""
-    merged: dict[tuple[str, str, str], EventFacts] = {}
-    for record in records:
-        key = (record.namespace, record.pod_name, record.reason)
-        seen = merged.get(key)
-        event = EventFacts(
-            record.namespace,
-            record.pod_name,
-            record.reason,
-            record.message,
-            record.count,
-            record.last_seen,
-        )
-        if seen is None:
-            merged[key] = event
-            continue
-        newer = _time(event) >= _time(seen)
-        latest = event if newer else seen
-        merged[key] = EventFacts(
-            latest.namespace,
-            latest.pod_name,
-            latest.reason,
-            latest.message,
-            seen.count + event.count,
-            latest.last_seen,
-        )
-    return list(merged.values())
+    """One entry per pod and reason, as `kubectl get events` shows them (the mirror's
+    own folding, `selectors.events.fold_events`): counts summed, the newest message and
+    time; of two equally recent, the one later in the dump."""
+    ordered = sorted(enumerate(records), key=_newest, reverse=True)
+    folded = fold_events(dataclasses.asdict(record) for _, record in ordered)
+    return [EventFacts.of(summary) for summary in folded.values()]
 
 
-def _time(event: EventFacts) -> float:
-    return event.last_seen.timestamp() if event.last_seen else 0.0
+def _newest(item: tuple[int, EventRecord]) -> tuple[float, int]:
+    index, record = item
+    return (record.last_seen.timestamp() if record.last_seen else 0.0, index)

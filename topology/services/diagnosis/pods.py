@@ -34,6 +34,7 @@ from scheduler_api.engine import (
     resolve_judge,
 )
 from topology.services.diagnosis.facts import ClusterFacts, EventFacts, PodFacts
+from topology.services.whatif.page import reasons_by_check
 
 logger = logging.getLogger(__name__)
 NEAREST = 3  # nearest misses shown per pod
@@ -179,18 +180,13 @@ def _placement_part(
 
 
 def refusals_by_check(refused: Iterable[NodeVerdict]) -> list[dict[str, Any]]:
-    """The checks that refuse nodes, most nodes first, each with one example."""
-    examples: dict[str, list[str]] = {}
-    for verdict in refused:
-        seen: set[str] = set()
-        for reason in verdict.reasons or (_unexplained(),):
-            check = str(reason.check)
-            if check not in seen:
-                seen.add(check)
-                text = f"{verdict.node}: {reason_text(reason)}"[:EXAMPLE_LIMIT]
-                examples.setdefault(check, []).append(text)
-    ranked = sorted(examples.items(), key=lambda item: (-len(item[1]), item[0]))
-    return [{"check": c, "nodes": len(found), "example": found[0]} for c, found in ranked]
+    """The checks that refuse nodes, most nodes first, each with one example: the
+    what-if page's "Why nodes refuse it" (`reasons_by_check`), every check kept."""
+    texts = ((v.node, [reason_text(r) for r in v.reasons or (_unexplained(),)]) for v in refused)
+    return [
+        {"check": r.check, "nodes": r.nodes, "example": r.example[:EXAMPLE_LIMIT]}
+        for r in reasons_by_check(texts)
+    ]
 
 
 def _unexplained() -> Reason:
@@ -246,21 +242,22 @@ def more(resource: str, amount: int) -> str:
     return f"{human_amount(resource, amount)} more {resource}"
 
 
+# The checks that refuse a pod for where its amounts would sit, not for the amounts.
 NUMA_CHECKS = frozenset(
     {
-        "single-numa-node",
-        "insufficient-numa",
-        "unsatisfied-numa-resource",
-        "numa-hint-unaligned",
-        "insufficient-cpus",
-        "kubelet-admission",
-        "smt-alignment",
+        ReasonCheck.SINGLE_NUMA_NODE,
+        ReasonCheck.INSUFFICIENT_NUMA,
+        ReasonCheck.UNSATISFIED_NUMA,
+        ReasonCheck.UNALIGNED_HINT,
+        ReasonCheck.INSUFFICIENT_CPUS,
+        ReasonCheck.KUBELET_ADMISSION,
+        ReasonCheck.SMT_ALIGNMENT,
     }
 )
 
 
 def _refused_by_numa(verdict: NodeVerdict) -> bool:
-    return bool(verdict.reasons) and all(str(r.check) in NUMA_CHECKS for r in verdict.reasons)
+    return bool(verdict.reasons) and all(r.check in NUMA_CHECKS for r in verdict.reasons)
 
 
 def _node_shortfall(node: NodeSnapshot, request: Mapping[str, int]) -> dict[str, int]:

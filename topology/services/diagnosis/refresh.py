@@ -9,7 +9,6 @@ reader sees either the old set or the new one.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,16 +16,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from topology.choices import Severity
 from topology.models import Cluster, Finding, PodDiagnosis
 from topology.services.diagnosis.findings import find_all
 from topology.services.diagnosis.mirror import facts_from_mirror
 from topology.services.diagnosis.pods import diagnose_pods
 from topology.services.sync.enqueue import enqueue_diagnosis
 
-logger = logging.getLogger(__name__)
-
 LOST_AFTER = timedelta(minutes=5)  # a request older than this is queued again
-SERIOUS = ("warning", "error")  # the findings the header badge counts
+SERIOUS = frozenset({Severity.WARNING, Severity.ERROR})  # the findings the badge counts
 
 
 @dataclass(frozen=True)

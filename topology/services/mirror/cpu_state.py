@@ -27,6 +27,7 @@ from topology.domain.cpu_classify import (
     classify_cpus,
     pod_code,
 )
+from topology.domain.pod_phases import FINISHED_PHASES
 from topology.models import Node, NodeTopology, PodAllocation, Reservation
 from topology.parsers.cpulist import parse_cpulist
 
@@ -40,7 +41,6 @@ __all__ = [
     "pod_code",
 ]
 
-FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 RESERVED_MARK = CPUState.RESERVED.mark
 
 _UPSTREAM_WHY = (

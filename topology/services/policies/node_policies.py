@@ -19,6 +19,7 @@ from django.db import transaction
 
 from scheduler_api.engine import nrt_numa_policy
 from topology.choices import Flavour
+from topology.domain.pod_phases import FINISHED_PHASES
 from topology.editing.node_policies.label_selectors import (
     SelectorError,
     parse_selector,
@@ -38,7 +39,6 @@ from topology.models import Cluster, Node, NodePolicy, NodeTopology, PodAllocati
 from topology.services.mirror.cpu_state import pod_claims
 
 POLICY_FIELDS = NodePolicy.FIELDS
-FINISHED_PHASES = ("Succeeded", "Failed")
 NON_FIELD = "__all__"
 
 __all__ = [

@@ -475,17 +475,22 @@ def cpu_note(spec: PodSpec) -> str:
 
 def top_reasons(nodes: Sequence[Mapping[str, Any]], limit: int = TOP_REASONS) -> list[ReasonCount]:
     """The checks that refuse most nodes, each with how many nodes and one example."""
+    refused = ((verdict["node"], verdict["reasons"]) for verdict in nodes if not verdict["fits"])
+    return reasons_by_check(refused)[:limit]
+
+
+def reasons_by_check(refused: Iterable[tuple[str, Iterable[str]]]) -> list[ReasonCount]:
+    """(node, reason texts ending "; <check>") grouped by check, most nodes first: how many
+    nodes each check refuses, and the first of them as an example."""
     counts: dict[str, list[str]] = {}
-    for verdict in nodes:
-        if verdict["fits"]:
-            continue
+    for node, reasons in refused:
         checks: dict[str, str] = {}
-        for reason in verdict["reasons"]:
-            checks.setdefault(reason.rpartition("; ")[2] or reason, f"{verdict['node']}: {reason}")
+        for reason in reasons:
+            checks.setdefault(reason.rpartition("; ")[2] or reason, f"{node}: {reason}")
         for check, example in checks.items():
             counts.setdefault(check, []).append(example)
     ranked = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
-    return [ReasonCount(check, len(examples), examples[0]) for check, examples in ranked[:limit]]
+    return [ReasonCount(check, len(examples), examples[0]) for check, examples in ranked]
 
 
 def placement_rows(placements: Iterable[Mapping[str, Any]]) -> list[PlacementRow]:

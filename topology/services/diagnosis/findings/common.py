@@ -16,6 +16,7 @@ from scheduler_api.engine import (
     TopologyManagerScope,
     resolve_topology_manager,
 )
+from topology.domain.pod_phases import FINISHED_PHASES
 from topology.services.diagnosis.facts import ClusterFacts, PodFacts
 
 
@@ -65,9 +66,6 @@ class Finding:
 
 DEFAULT_POOL_LABEL = "node.kubernetes.io/instance-type"
 UPSTREAM_FLAVOURS = frozenset({Flavour.UPSTREAM_V1ALPHA1, Flavour.UPSTREAM_V1ALPHA2})
-# Both fact builders already drop finished pods; repeated because ClusterFacts does not
-# promise it (topology.parsers.pod.FINISHED_PHASES is not importable without Django).
-FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 WHOLE_CPU = 1000  # millicores
 
 
