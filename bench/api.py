@@ -41,10 +41,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from scratch_db import drop_database, postgres_server, scratch_database, vacuum  # noqa: E402
+
 SCRATCH_DB = "topolens_bench_api"
 CLUSTER = "bench"
 WORKERS = 4
@@ -54,39 +56,6 @@ WHATIF_PATH = f"/api/v1/clusters/{CLUSTER}/whatif"
 
 
 # --- the database ---------------------------------------------------------------------------
-
-
-def postgres_server() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        url = "postgres://postgres@127.0.0.1:5432/postgres"
-    return url
-
-
-def with_database(url: str, name: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def scratch_database(server_url: str, reuse: bool) -> tuple[str, bool]:
-    """(url, fresh): the bench's own database, created anew unless reused."""
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (SCRATCH_DB,))
-        if reuse and exists.fetchone():
-            return with_database(server_url, SCRATCH_DB), False
-        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
-        conn.execute(f"CREATE DATABASE {SCRATCH_DB}")
-    return with_database(server_url, SCRATCH_DB), True
-
-
-def drop_database(server_url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
 
 
 def seed(nodes: int) -> float:
@@ -107,16 +76,6 @@ def seed(nodes: int) -> float:
     recompute_figures(cluster_id=Cluster.objects.get(name=CLUSTER).pk)
     vacuum()
     return time.perf_counter() - start
-
-
-def vacuum() -> None:
-    """VACUUM ANALYZE, as autovacuum does on a live database: a table just filled has no
-    visibility map yet, so the snapshot refresh's per-node fingerprints (read from the
-    pods' node-name index) would scan every pod row instead (~2x slower here)."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:  # autocommit: VACUUM runs outside a transaction
-        cursor.execute("VACUUM ANALYZE")
 
 
 def operator_token() -> str:
@@ -531,7 +490,7 @@ def target_row(name: str, seconds: list[float], detail: str = "") -> None:
 def main() -> None:
     options = parse_args()
     server_url = postgres_server()
-    database_url, fresh = scratch_database(server_url, options.reuse_db)
+    database_url, fresh = scratch_database(server_url, SCRATCH_DB, options.reuse_db)
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     import django
@@ -549,7 +508,7 @@ def main() -> None:
         if server is not None:
             stop_gunicorn(server)
         if not options.keep_db:
-            drop_database(server_url)
+            drop_database(server_url, SCRATCH_DB)
 
 
 def report(options: argparse.Namespace, port: int, token: str, seeded: float) -> None:

@@ -150,3 +150,24 @@ def test_the_node_page_lists_the_pods_diagnosed_against_it(split: Cluster, clien
     assert "prod/waiting</a>: Pending, this node is one of its nearest misses" in n1
     n3 = client.get("/c/split/nodes/n3/").content.decode()
     assert "prod/refused" not in n3
+
+
+def test_the_problems_page_shows_the_first_findings_of_a_kind_and_says_how_many(
+    split: Cluster, client: Any
+) -> None:
+    from django.contrib.auth.models import Group, User
+
+    from topology.selectors.problems import FINDINGS_SHOWN
+
+    objects = [node(f"bare-{index:03d}", cpu=4) for index in range(FINDINGS_SHOWN + 5)]
+    assert import_objects(cluster_name="split", objects=objects).ok
+    refresh_diagnoses(split)
+    missing = Finding.objects.filter(cluster=split, kind="missing-nrt").count()
+    assert missing > FINDINGS_SHOWN
+    user = User.objects.create_user("many-looker")
+    user.groups.add(Group.objects.get(name="viewer"))
+    client.force_login(user)
+    page = client.get("/c/split/problems/").content.decode()
+    assert f"The first {FINDINGS_SHOWN} of {missing} are shown" in page
+    assert page.count("publishes no NodeResourceTopology") <= FINDINGS_SHOWN + 1
+    assert "/api/v1/clusters/split/findings?kind=missing-nrt" in page

@@ -4,7 +4,7 @@ The only place that knows both sides: views, services and commands call these,
 and the engine never sees a model.
 """
 
-from topology.adapters.mirror import cluster_snapshot, node_snapshots, stored_pod_spec
+from topology.adapters.mirror import cluster_snapshot, node_snapshots, stored_pod_specs
 from topology.adapters.records import pod_spec_of, snapshot_from_objects
 
 __all__ = [
@@ -12,5 +12,5 @@ __all__ = [
     "node_snapshots",
     "pod_spec_of",
     "snapshot_from_objects",
-    "stored_pod_spec",
+    "stored_pod_specs",
 ]

@@ -10,7 +10,7 @@ into the same values.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -31,15 +31,27 @@ def _decode(text: str | None) -> Any:
         return json.loads(text)  # what orjson refuses (integers beyond 64 bits)
 
 
-def decoded_values(queryset: QuerySet[Model], fields: Sequence[str]) -> Iterator[Row]:
-    """`queryset.values(*fields)`, each row a dict with every JSON column decoded."""
+def decoded_values(
+    queryset: QuerySet[Model], fields: Sequence[str], *, raw: Collection[str] = ()
+) -> Iterator[Row]:
+    """`queryset.values(*fields)`, each row a dict with every JSON column decoded but
+    those in `raw`, left as their JSON text for `decode_columns` when needed."""
     json_fields = [name for name in fields if _is_json(queryset.model, name)]
     plain = [name for name in fields if name not in json_fields]
     texts = {f"{_ALIAS}{name}": Cast(name, TextField()) for name in json_fields}
+    decoded = [name for name in json_fields if name not in raw]
+    kept = [name for name in json_fields if name in raw]
     for row in queryset.values(*plain, **texts):
-        for name in json_fields:
+        for name in decoded:
             row[name] = _decode(row.pop(f"{_ALIAS}{name}"))
+        for name in kept:
+            row[name] = row.pop(f"{_ALIAS}{name}")
         yield row
+
+
+def decode_columns(row: Row, names: Collection[str]) -> Row:
+    """A copy of `row` with the JSON text of `names` (read `raw`) decoded."""
+    return {**row, **{name: _decode(row[name]) for name in names}}
 
 
 def _is_json(model: type[Model], name: str) -> bool:

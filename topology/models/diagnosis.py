@@ -3,6 +3,8 @@ pod diagnoses and data-truth findings (computed by `topology.services.diagnosis`
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 from topology.choices import DiagnosisState, FindingKind, Severity
@@ -58,9 +60,13 @@ class PodDiagnosis(models.Model):
     )
     scheduler = models.CharField(max_length=32, blank=True, help_text="the system that judged it")
     fits_now = models.PositiveIntegerField(default=0)
-    body = models.JSONField(default=dict)
+    body = models.JSONField(default=dict, help_text="the diagnosis but its data age (below)")
     computed_at = models.DateTimeField()
     mirror_version = models.PositiveBigIntegerField(default=0)
+    # How old the mirror was at the last refresh, and whether past the freshness threshold:
+    # set on every row by each refresh, so a body that did not change is not rewritten.
+    data_age_seconds = models.FloatField(null=True, blank=True)
+    stale_data = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["cluster", "namespace", "name"]
@@ -72,6 +78,16 @@ class PodDiagnosis(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name} ({self.state})"
+
+    def as_json(self) -> dict[str, Any]:
+        """The diagnosis as `manage.py diagnose` prints it, with when and from what."""
+        return {
+            **self.body,
+            "stale_data": self.stale_data,
+            "data_age_seconds": self.data_age_seconds,
+            "computed_at": self.computed_at.isoformat(),
+            "mirror_version": self.mirror_version,
+        }
 
 
 class Finding(models.Model):

@@ -30,21 +30,31 @@ def findings(cluster: Cluster, query: Mapping[str, Any]) -> FindingFilterSet:
     return FindingFilterSet(query, queryset=rows, prefix=FINDINGS_PREFIX)
 
 
+FINDINGS_SHOWN = 50  # per kind on the Problems page; the API lists them all
+
+
 @dataclass(frozen=True)
 class FindingGroup:
     kind: str
     label: str
-    findings: list[Finding]
+    findings: list[Finding]  # the first FINDINGS_SHOWN of the kind
+    total: int
+
+    @property
+    def cut(self) -> bool:
+        return self.total > len(self.findings)
 
 
-def grouped(rows: list[Finding]) -> list[FindingGroup]:
-    """Findings by kind, in the order the README explains the kinds."""
+def grouped(rows: list[Finding], shown: int = FINDINGS_SHOWN) -> list[FindingGroup]:
+    """Findings by kind, in the order the README explains the kinds, the first `shown`
+    of each (a cluster-wide problem can give a finding per node: 5,000 rows would make
+    the page slow and no easier to read; the filter and the API reach every one)."""
     by_kind: dict[str, list[Finding]] = {}
     for row in rows:
         by_kind.setdefault(row.kind, []).append(row)
     labels = dict(FindingKind.choices)
     return [
-        FindingGroup(kind, labels.get(kind, kind), by_kind[kind])
+        FindingGroup(kind, labels.get(kind, kind), by_kind[kind][:shown], len(by_kind[kind]))
         for kind in FindingKind.values
         if kind in by_kind
     ]

@@ -21,7 +21,7 @@ def problems(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     pods = diagnoses(selected, request.GET)
     found = findings(selected, request.GET)
-    rows = list(found.qs)
+    rows = list(found.qs.defer("evidence"))  # the page shows no evidence
     page = Paginator(pods.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = page_context(
         selected,

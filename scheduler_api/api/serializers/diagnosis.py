@@ -82,10 +82,7 @@ class PodDiagnosisSerializer(serializers.Serializer):
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         if isinstance(instance, PodDiagnosis):
-            body = dict(instance.body)
-            body["computed_at"] = instance.computed_at.isoformat()
-            body["mirror_version"] = instance.mirror_version
-            return body
+            return instance.as_json()
         return dict(instance)
 
 

@@ -2,13 +2,15 @@
 
 The kubelet's reference (`kubelet/reference/`) never imports this module. Here are the
 keys under which nodes and pods alike in everything `kubelet_pinning` reads share one
-answer, and each distinct CPU table's topology, built once.
+answer, each distinct CPU table's topology, built once, and each machine's NUMA masks
+with their hints (`numa_mask_table`, which `kubelet.fast.hints` counts on).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from functools import lru_cache
+from typing import NamedTuple
 
 from scheduler_api.engine.kubelet.reference.admission import (
     PREFER_CLOSEST_ATTRIBUTE,
@@ -18,10 +20,19 @@ from scheduler_api.engine.kubelet.reference.admission import (
     pod_guaranteed_cpus,
     published_topology_manager,
 )
+from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec
 
-__all__ = ["clear", "kubelet_node_key", "kubelet_pod_key", "shared_cpu_topology"]
+__all__ = [
+    "MaskRow",
+    "clear",
+    "kubelet_node_key",
+    "kubelet_pod_key",
+    "numa_mask_table",
+    "shared_cpu_topology",
+]
 
 
 @lru_cache(maxsize=256)
@@ -29,6 +40,31 @@ def shared_cpu_topology(rows: tuple[tuple[int, int, int, int], ...]) -> CPUTopol
     """`CPUTopology.from_cpus(rows)`, built once per distinct CPU table: nodes of one
     machine type share it, and building one of 768 CPUs costs milliseconds."""
     return CPUTopology.from_cpus(rows)
+
+
+class MaskRow(NamedTuple):
+    """One NUMA mask of a machine: the mask, its NUMA nodes as bits over the positions of
+    the machine's sorted NUMA ids (bit i: the i-th id), and its two possible hints
+    (`hints[preferred]`), which are immutable and so shared by every answer."""
+
+    mask: NUMAMask
+    positions: int
+    hints: tuple[TopologyHint, TopologyHint]
+
+
+@lru_cache(maxsize=64)
+def numa_mask_table(numa_ids: tuple[int, ...]) -> tuple[MaskRow, ...]:
+    """`iterate_masks(numa_ids)`, in its order, as `MaskRow`s: built once per distinct
+    tuple of NUMA ids (a handful per cluster). Building 255 masks and their hints costs
+    more than counting CPUs over them, so a hint walk that ran it per call would lose
+    most of what counting wins. Value-keyed and bounded; `clear()` empties it."""
+    position = {numa: index for index, numa in enumerate(numa_ids)}
+    rows = []
+    for mask in iterate_masks(numa_ids):
+        numa = mask.to_frozenset()
+        positions = sum(1 << position[node] for node in numa)
+        rows.append(MaskRow(mask, positions, (TopologyHint(numa, False), TopologyHint(numa, True))))
+    return tuple(rows)
 
 
 def kubelet_node_key(node: NodeSnapshot) -> Hashable:
@@ -63,5 +99,6 @@ def kubelet_pod_key(pod: PodSpec) -> Hashable:
 
 
 def clear() -> None:
-    """Forget every topology kept."""
+    """Forget every topology and mask table kept."""
     shared_cpu_topology.cache_clear()
+    numa_mask_table.cache_clear()

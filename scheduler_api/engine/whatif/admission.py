@@ -7,7 +7,9 @@ what-if must say both: the scheduler's verdict and the kubelet's. "Fits" is both
 
 The kubelet's static CPU manager and Topology Manager decide the cpuset behind
 schedulers that pick no CPUs (scheduler-plugins, the default scheduler): that is
-`kubelet.reference.admission.kubelet_pinning`, the reference this stage reads. Behind
+`kubelet.reference.admission.kubelet_pinning`, the reference this stage reads, given
+the counted CPU hints (`kubelet.fast.hints.cpu_hints_counted`, the same hints as the
+reference's `cpu_hints` without its walk of every CPU for every NUMA mask). Behind
 crane-scheduler and koord-scheduler, crane-agent and koordlet pin the CPUs their
 scheduler chose; the kubelet's own admission there is not modelled and the answer says
 so.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
 from scheduler_api.engine.kubelet.reference.admission import (
     KUBELET_MODELLED,
     KUBELET_NONE,
@@ -101,10 +104,12 @@ def pinned_admission(
     node: NodeSnapshot, pod: PodSpec, topology: CPUTopology | None = None
 ) -> Admission:
     """`kubelet_pinning`'s answer as an Admission (nothing remembered); `topology` is
-    the node's CPU topology when the caller has it built already."""
+    the node's CPU topology when the caller has it built already. The CPU hints are
+    counted (`cpu_hints_counted`): on an 8-NUMA node the reference's walk of every CPU
+    for each of 255 masks was most of a what-if's time."""
     if topology is None and node.cpus:
         topology = CPUTopology.from_cpus(node.cpus)
-    pinning: KubeletPinning = kubelet_pinning(node, pod, topology=topology)
+    pinning: KubeletPinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
     if pinning.reason is not None:
         return Admission(False, pinning.reason.message or str(pinning.reason.check))
     return Admission(True, "admitted by the kubelet's static CPU manager", cpuset=pinning.cpuset)

@@ -9,6 +9,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from scheduler_api.engine.kubelet.cache import shared_cpu_topology
+from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
 from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_pinning
 from scheduler_api.engine.model.decided import UNDECIDED
 from scheduler_api.engine.model.kubernetes import pod_request
@@ -102,7 +103,7 @@ def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> 
     if not result.fits or result.cpuset is not None:
         return result
     topology = shared_cpu_topology(node.cpus) if node.cpus else None
-    pinning = kubelet_pinning(node, pod, topology=topology)
+    pinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
     if pinning.reason is not None:
         return rejected_by_kubelet(result, pinning.reason)
     return replace(result, cpuset=pinning.cpuset)

@@ -26,6 +26,7 @@ KOORD_COUNT = "tests/engine/test_koordinator_count.py::"
 KOORD_FAST = "tests/engine/test_koordinator_fast_paths.py::"
 KOORD_MASKS = "tests/engine/test_koordinator_masks.py::"
 COUNTS = "tests/engine/test_capacity_counts.py::"
+KUBELET_HINTS = "tests/engine/test_kubelet_hints_fast.py::"
 FILL = E + "whatif.judge.Judgement.fill_copy_by_copy"
 
 FAST_PATHS = (
@@ -99,5 +100,11 @@ FAST_PATHS = (
         (E + "koordinator.reference.plugin.evaluate", FILL),
         (KOORD_VECTOR + "test_every_verdict_equals_the_reference",
          KOORD_VECTOR + "test_every_count_equals_filling_copy_by_copy"),
+    ),
+    FastPath(
+        E + "kubelet.fast.hints",
+        (E + "kubelet.reference.cpumanager.cpu_hints",),
+        (KUBELET_HINTS + "test_counted_cpu_hints_equal_the_reference",
+         KUBELET_HINTS + "test_the_whatif_admission_on_counted_hints_is_the_reference"),
     ),
 )  # fmt: skip

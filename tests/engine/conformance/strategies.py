@@ -1,8 +1,8 @@
 """The hypothesis strategies the engine's agreement tests share: clusters, nodes and pods
 of each family, drawn once here so that no test module imports another.
 
-KOORD_EXAMPLES, WHATIF_EXAMPLES and CAPACITY_EXAMPLES (=1000 for a deeper local run) set
-how many examples each family's tests draw.
+KOORD_EXAMPLES, WHATIF_EXAMPLES, CAPACITY_EXAMPLES and KUBELET_EXAMPLES (=1000 for a
+deeper local run) set how many examples each family's tests draw.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import replace
+from typing import NamedTuple
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     prefilter,
 )
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.kubelet.reference.admission import OPTION_FLAGS
+from scheduler_api.engine.kubelet.reference.cpumanager import StaticPolicyOptions
 from scheduler_api.engine.model.snapshot import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
@@ -44,7 +47,15 @@ from scheduler_api.engine.model.snapshot import (
     ReservationPhase,
     ReservationSnapshot,
     ResourceAmounts,
+    TopologyManagerPolicy,
+    TopologyManagerScope,
     Zone,
+)
+from tests.engine.data_cpu_topologies import (
+    FAKE_TOPO_MULTI_SOCKET_DUAL_SOCKET_PER_NUMA_HT,
+    TOPO_DUAL_SOCKET_MULTI_NUMA_PER_SOCKET_HT,
+    TOPO_DUAL_SOCKET_MULTI_NUMA_PER_SOCKET_HT_LARGE,
+    TOPO_TRIPLE_SOCKET_HT,
 )
 from tests.engine.data_nrt_builders import container, pod
 
@@ -386,3 +397,97 @@ def koord_run(case: KoordCase, config: KoordConfig) -> NodeRun | None:
         return None
     run = node_run(node, spec, state, held, config, KEPT)  # as the fast paths run it
     return run if isinstance(run, NodeRun) else None
+
+
+# --- the kubelet's static CPU manager: CPU hints and admissions ------------------------
+
+KUBELET_SETTINGS = settings(
+    max_examples=int(os.environ.get("KUBELET_EXAMPLES", "200")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+# kubelet's test machines `cpu_rows` does not draw: more sockets than NUMA nodes (which
+# align-by-socket refuses), and 80 and 256 CPUs on 4 and 8 NUMA nodes.
+HINT_FIXTURES = [
+    TOPO_TRIPLE_SOCKET_HT,
+    FAKE_TOPO_MULTI_SOCKET_DUAL_SOCKET_PER_NUMA_HT,
+    TOPO_DUAL_SOCKET_MULTI_NUMA_PER_SOCKET_HT,
+    TOPO_DUAL_SOCKET_MULTI_NUMA_PER_SOCKET_HT_LARGE,
+]
+
+
+@st.composite
+def hint_cpu_rows(draw: st.DrawFn) -> Rows:
+    """A machine's CPU table: `cpu_rows` (1-8 NUMA nodes on 1-2 sockets, SMT or not),
+    sometimes with its NUMA ids spread apart (a machine whose memory-only NUMA nodes
+    hold no CPU), or one of kubelet's test machines."""
+    if draw(st.integers(0, 5)) == 0:
+        return list(draw(st.sampled_from(HINT_FIXTURES)))
+    rows, _ = draw(cpu_rows())
+    stride, offset = draw(st.sampled_from([1, 1, 1, 2, 3])), draw(st.sampled_from([0, 0, 1]))
+    return [(cpu, core, socket, numa * stride + offset) for cpu, core, socket, numa in rows]
+
+
+@st.composite
+def static_policy_options(draw: st.DrawFn) -> StaticPolicyOptions:
+    """Any combination of the static policy's options that kubelet's own checks accept;
+    align-by-socket is drawn whatever the machine, so it is sometimes one the machine
+    refuses (`check_options_fit`)."""
+    spread = draw(st.booleans())
+    return StaticPolicyOptions(
+        full_pcpus_only=not spread and draw(st.booleans()),
+        distribute_cpus_across_numa=not spread and draw(st.booleans()),
+        align_by_socket=draw(st.booleans()),
+        distribute_cpus_across_cores=spread,
+    )
+
+
+class CPUHintCase(NamedTuple):
+    """The arguments of `cpu_hints` (the topology as its CPU table)."""
+
+    rows: Rows
+    available: frozenset[int]
+    count: int
+    reusable: frozenset[int]
+    options: StaticPolicyOptions
+    reserved: frozenset[int]
+
+
+@st.composite
+def cpu_hint_cases(draw: st.DrawFn) -> CPUHintCase:
+    """A hint question: the free CPUs mostly many or mostly few; reusable CPUs that may
+    also be free (kubelet counts those twice); reserved CPUs; a count from a negative
+    one to more than the machine has; now and then a CPU id the machine does not have."""
+    rows = draw(hint_cpu_rows())
+    cpus = sorted(row[0] for row in rows)
+    ids = st.sampled_from(cpus)
+    if draw(st.integers(0, 14)) == 0:
+        ids = st.one_of(ids, st.just(cpus[-1] + 1))
+    drawn = frozenset(draw(st.sets(ids)))
+    available = drawn if draw(st.booleans()) else frozenset(cpus) - drawn
+    count = draw(st.one_of(st.integers(1, 12), st.integers(1, len(cpus) + 2)))
+    if draw(st.integers(0, 9)) == 5:  # hypothesis favours the ends of a range
+        count = draw(st.sampled_from([0, -1]))  # no preference, or refused
+    reusable = frozenset(draw(st.sets(ids, max_size=4)))
+    reserved = frozenset(draw(st.sets(ids, max_size=3)))
+    return CPUHintCase(rows, available, count, reusable, draw(static_policy_options()), reserved)
+
+
+@st.composite
+def kubelet_static_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    """A node whose kubelet runs the static CPU manager (`koord_nodes`' CPU tables,
+    kubelet-pinned and reserved CPUs), under any Topology Manager policy and scope, with
+    options the kubelet may refuse to start with."""
+    node = draw(koord_nodes())
+    options = draw(static_policy_options())
+    flags = {key: "true" for key, attr in OPTION_FLAGS.items() if getattr(options, attr)}
+    return replace(
+        node,
+        flavour=Flavour.UPSTREAM_V1ALPHA2,
+        cpu_manager_policy="static",
+        cpu_manager_options=flags,
+        tm_policy=draw(st.sampled_from(list(TopologyManagerPolicy))),
+        tm_scope=draw(st.sampled_from(list(TopologyManagerScope))),
+    )

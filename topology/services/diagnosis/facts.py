@@ -10,13 +10,14 @@ them directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 from scheduler_api.engine import ClusterSnapshot, PodSpec, SchedulerProfile
+from topology.domain.pod_phases import FINISHED_PHASES
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,9 @@ class PodFacts:
     node_name: str  # "" while Pending
     phase: str
     scheduler_name: str
-    spec: PodSpec  # what the engine judges (requests, QoS, annotations it reads)
+    # what the engine judges (requests, QoS, annotations it reads): the spec, or a
+    # function that builds it, called once when first read (`spec`)
+    spec_source: PodSpec | Callable[[], PodSpec] = field(repr=False, compare=False)
     created_at: datetime | None = None
     status: Mapping[str, Any] = field(default_factory=dict)
     rejected: bool = False  # refused by the kubelet at admission (holds nothing)
@@ -38,6 +41,13 @@ class PodFacts:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @cached_property
+    def spec(self) -> PodSpec:
+        """The pod as the engine sees it; built on first read when given as a function
+        (the mirror reads 100k pods, and few of them are ever judged)."""
+        source = self.spec_source
+        return source if isinstance(source, PodSpec) else source()
 
     @property
     def pending(self) -> bool:
@@ -96,6 +106,16 @@ class ClusterFacts:
 
     def pods_on(self, node: str) -> list[PodFacts]:
         return [p for p in self.pods if p.node_name == node and not p.rejected]
+
+    @cached_property
+    def live_pods_by_node(self) -> dict[str, list[PodFacts]]:
+        """The pods bound to each node and holding resources there (not finished, not
+        rejected), in `pods` order; indexed once, several checks read it."""
+        by_node: dict[str, list[PodFacts]] = {}
+        for pod in self.pods:
+            if pod.node_name and not pod.rejected and pod.phase not in FINISHED_PHASES:
+                by_node.setdefault(pod.node_name, []).append(pod)
+        return by_node
 
     def events_of(self, pod: PodFacts) -> list[EventFacts]:
         return self._events_by_pod.get((pod.namespace, pod.name), [])

@@ -24,11 +24,7 @@ def pod_diagnosis(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]
     version = Cluster.objects.values_list("mirror_version", flat=True).get(pk=cluster.pk)
     stored = PodDiagnosis.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
     if stored is not None and stored.mirror_version == version:
-        return {
-            **stored.body,
-            "computed_at": stored.computed_at.isoformat(),
-            "mirror_version": stored.mirror_version,
-        }
+        return stored.as_json()
     facts = pod_facts_from_mirror(cluster, namespace, name)
     if facts is None:
         raise NoSuchPod(f"no pod {namespace}/{name} in {cluster.name}")

@@ -3,9 +3,14 @@ profiles, same data-age rule) plus the pods, events and NRT facts only a diagnos
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from topology.adapters import stored_pod_spec
+from scheduler_api.engine import ClusterSnapshot, PodSpec
+from topology.adapters import stored_pod_specs
 from topology.choices import SyncResource
 from topology.domain.pod_phases import rejected_at_admission
 from topology.models import Cluster, NodeTopology, Pod, SyncError
@@ -20,10 +25,16 @@ NO_NODE = "no Node named"  # the sync's error for an NRT whose node it does not 
 
 
 def facts_from_mirror(cluster: Cluster) -> ClusterFacts:
-    snapshot = mirror_snapshot(cluster)
+    return facts_with_pods(cluster, mirror_snapshot(cluster), all_pod_facts(cluster))
+
+
+def facts_with_pods(
+    cluster: Cluster, snapshot: ClusterSnapshot, pods: Iterable[PodFacts]
+) -> ClusterFacts:
+    """The facts of `snapshot` with `pods` (every mirrored pod, read whole or kept)."""
     return ClusterFacts(
         snapshot=snapshot,
-        pods=tuple(_pods(cluster)),
+        pods=tuple(pods),
         events=tuple(_events(cluster)),
         nrts=tuple(_nrts(cluster)),
         profiles=cluster_profiles(cluster),
@@ -33,25 +44,32 @@ def facts_from_mirror(cluster: Cluster) -> ClusterFacts:
     )
 
 
-def _pods(cluster: Cluster) -> list[PodFacts]:
+def all_pod_facts(cluster: Cluster) -> list[PodFacts]:
     """Every mirrored pod: the import and the sync keep no finished pod but those the
     kubelet rejected (`PodRecord.finished`)."""
-    rows = Pod.objects.filter(cluster=cluster).order_by("namespace", "name")
-    return [_pod_facts(pod) for pod in rows.iterator(2000)]
+    return pod_facts_of(Pod.objects.filter(cluster=cluster).order_by("namespace", "name"))
 
 
-def _pod_facts(pod: Pod) -> PodFacts:
+POD_FACT_FIELDS = ("phase", "scheduler_name", "created_at", "status")
+
+
+def pod_facts_of(rows: QuerySet[Pod]) -> list[PodFacts]:
+    return [_pod_facts(row, spec) for row, spec in stored_pod_specs(rows, POD_FACT_FIELDS)]
+
+
+def _pod_facts(row: dict[str, Any], spec: Callable[[], PodSpec]) -> PodFacts:
+    status = row["status"] or {}
     return PodFacts(
-        namespace=pod.namespace,
-        name=pod.name,
-        uid=pod.uid,
-        node_name=pod.node_name,
-        phase=pod.phase,
-        scheduler_name=pod.scheduler_name,
-        spec=stored_pod_spec(pod),
-        created_at=pod.created_at,
-        status=pod.status or {},
-        rejected=rejected_at_admission(pod.phase, (pod.status or {}).get("reason", "")),
+        namespace=row["namespace"],
+        name=row["name"],
+        uid=row["uid"],
+        node_name=row["node_name"],
+        phase=row["phase"],
+        scheduler_name=row["scheduler_name"],
+        spec_source=spec,
+        created_at=row["created_at"],
+        status=status,
+        rejected=rejected_at_admission(row["phase"], status.get("reason", "")),
     )
 
 
@@ -65,18 +83,12 @@ def _events(cluster: Cluster, pod: tuple[str, str] | None = None) -> list[EventF
 
 
 def _nrts(cluster: Cluster) -> list[NRTFacts]:
-    rows = NodeTopology.objects.filter(node__cluster=cluster).select_related("node")
+    rows = NodeTopology.objects.filter(node__cluster=cluster).values_list(
+        "node__name", "flavour", "pods_fingerprint", "pods_fingerprint_method", "observed_at"
+    )
     facts = [
-        NRTFacts(
-            node_name=row.node.name,
-            flavour=row.flavour,
-            pods_fingerprint=row.pods_fingerprint,
-            pods_fingerprint_method=row.pods_fingerprint_method,
-            updated_at=row.observed_at,
-        )
-        for row in rows.only(
-            "node__name", "flavour", "pods_fingerprint", "pods_fingerprint_method", "observed_at"
-        )
+        NRTFacts(name, flavour, printed, method, updated_at=at)
+        for name, flavour, printed, method, at in rows
     ]
     orphans = SyncError.objects.filter(
         cluster=cluster, resource__in=NRT_RESOURCES, message__contains=NO_NODE
@@ -88,13 +100,13 @@ def _nrts(cluster: Cluster) -> list[NRTFacts]:
 def pod_facts_from_mirror(cluster: Cluster, namespace: str, name: str) -> ClusterFacts | None:
     """The facts one pod's diagnosis reads (the snapshot, that pod, its events); None when
     the mirror has no such pod."""
-    pod = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
-    if pod is None:
+    found = pod_facts_of(Pod.objects.filter(cluster=cluster, namespace=namespace, name=name))
+    if not found:
         return None
     snapshot = mirror_snapshot(cluster)
     return ClusterFacts(
         snapshot=snapshot,
-        pods=(_pod_facts(pod),),
+        pods=(found[0],),
         events=tuple(_events(cluster, pod=(namespace, name))),
         profiles=cluster_profiles(cluster),
         now=snapshot.taken_at or timezone.now(),

@@ -92,7 +92,7 @@ def pod_facts(record: PodRecord, spec: Any) -> PodFacts:
         node_name=record.node_name,
         phase=record.phase,
         scheduler_name=record.scheduler_name,
-        spec=spec,
+        spec_source=spec,
         created_at=record.created_at,
         status=record.status,
         rejected=record.rejected,

@@ -12,13 +12,15 @@ its Topology Manager admission replayed provider by provider.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from scheduler_api.engine import (
     AdmissionExplanation,
     AllocationError,
+    ClusterSnapshot,
+    Judge,
     NodeSnapshot,
     NodeVerdict,
     PodSpec,
@@ -26,6 +28,7 @@ from scheduler_api.engine import (
     ReasonCheck,
     Scheduler,
     TopologyHint,
+    WhatIfResult,
     explain_admission,
     human_amount,
     place,
@@ -45,14 +48,24 @@ ZONE_ALIGNED = ("cpu", "memory")
 UNALIGNED = frozenset({"ephemeral-storage", "pods", "storage"})
 
 
-def diagnose_pods(facts: ClusterFacts, *, only: str | None = None) -> list[dict[str, Any]]:
+JudgedPart = Callable[[ClusterFacts, PodFacts], dict[str, Any]]
+
+
+def diagnose_pods(
+    facts: ClusterFacts, *, only: str | None = None, judged: JudgedPart | None = None
+) -> list[dict[str, Any]]:
     """A diagnosis per Pending or rejected pod (`only`: "namespace/name").
 
     Replicas of one workload are the same question: the placement part is worked out
-    once per pod shape and scheduler name (`shape_key`) and shared by them."""
+    once per pod shape and scheduler name (`shape_key`) and shared by them. `judged`
+    works that part out (default: `judged_part`, the reference; `incremental` passes its
+    own, which keeps what it found on the nodes that did not change)."""
     wanted = [p for p in facts.pods if (p.pending or p.rejected) and only in (None, p.key)]
     shared: dict[str, dict[str, Any]] = {}
-    return [diagnose_pod(facts, pod, shared) for pod in sorted(wanted, key=lambda p: p.key)]
+    return [
+        diagnose_pod(facts, pod, shared, judged=judged)
+        for pod in sorted(wanted, key=lambda p: p.key)
+    ]
 
 
 def shape_key(pod: PodFacts) -> str:
@@ -62,7 +75,11 @@ def shape_key(pod: PodFacts) -> str:
 
 
 def diagnose_pod(
-    facts: ClusterFacts, pod: PodFacts, shared: dict[str, dict[str, Any]] | None = None
+    facts: ClusterFacts,
+    pod: PodFacts,
+    shared: dict[str, dict[str, Any]] | None = None,
+    *,
+    judged: JudgedPart | None = None,
 ) -> dict[str, Any]:
     """The pod's diagnosis as `manage.py diagnose` prints it (README, "Diagnosis");
     `shared`: placement parts already worked out, by `shape_key`."""
@@ -71,7 +88,7 @@ def diagnose_pod(
     if shared is not None and key in shared:
         body.update(shared[key])
     else:
-        placed = _judged(facts, pod)
+        placed = (judged or judged_part)(facts, pod)
         if shared is not None:
             shared[key] = placed
         body.update(placed)
@@ -80,33 +97,56 @@ def diagnose_pod(
     return body
 
 
-def _judged(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
-    """Who judges the pod and what it finds on every node (name-independent)."""
-    body: dict[str, Any] = {}
-    judge = resolve_judge(pod.spec, pod.scheduler_name, facts.profiles, Scheduler.AUTO)
-    body["scheduler"] = judge.system.value
-    body["judged_by"] = {
-        "system": judge.system.value,
-        "scheduler_name": pod.scheduler_name,
-        "profile": judge.profile.scheduler_name if judge.profile else None,
-        "how": judge.how,
-    }
+def judged_part(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
+    """Who judges the pod and what it finds on every node (name-independent): every
+    node's verdict, each read as a `NodeOutcome`, summed up in ranking order."""
+    judge = pod_judge(facts, pod)
+    body = judged_by(judge, pod)
     try:
-        result = place(
-            facts.snapshot,
-            pod.spec,
-            0,
-            scheduler=judge.system.value,
-            capacity=False,
-            profile=judge.profile,
-            detailed=0,
-        )
-    except (AllocationError, ValueError, KeyError) as error:  # a pod the engine cannot judge
-        logger.warning("diagnosis of %s: the engine cannot judge it: %s", pod.key, error)
-        body["why"] = f"the engine cannot judge this pod: {error}"
-        return body
-    body.update(_placement_part(facts.snapshot.nodes, pod.spec, list(result.nodes)))
-    return body
+        result = place_pod(facts.snapshot, pod, judge)
+    except PLACE_ERRORS as error:
+        return body | cannot_judge(pod, error)
+    request = placement_request(pod.spec)
+    nodes = {node.name: node for node in facts.snapshot.nodes}
+    outcomes = [node_outcome(nodes.get(v.node), v, request) for v in result.nodes]
+    return body | placement_summary(outcomes)
+
+
+PLACE_ERRORS = (AllocationError, ValueError, KeyError)  # a pod the engine cannot judge
+
+
+def pod_judge(facts: ClusterFacts, pod: PodFacts) -> Judge:
+    return resolve_judge(pod.spec, pod.scheduler_name, facts.profiles, Scheduler.AUTO)
+
+
+def judged_by(judge: Judge, pod: PodFacts) -> dict[str, Any]:
+    return {
+        "scheduler": judge.system.value,
+        "judged_by": {
+            "system": judge.system.value,
+            "scheduler_name": pod.scheduler_name,
+            "profile": judge.profile.scheduler_name if judge.profile else None,
+            "how": judge.how,
+        },
+    }
+
+
+def place_pod(snapshot: ClusterSnapshot, pod: PodFacts, judge: Judge) -> WhatIfResult:
+    """The what-if of the pod as its judge sees it: no replicas, no capacity count."""
+    return place(
+        snapshot,
+        pod.spec,
+        0,
+        scheduler=judge.system.value,
+        capacity=False,
+        profile=judge.profile,
+        detailed=0,
+    )
+
+
+def cannot_judge(pod: PodFacts, error: Exception) -> dict[str, Any]:
+    logger.warning("diagnosis of %s: the engine cannot judge it: %s", pod.key, error)
+    return {"why": f"the engine cannot judge this pod: {error}"}
 
 
 def _header(facts: ClusterFacts, pod: PodFacts) -> dict[str, Any]:
@@ -155,37 +195,70 @@ def _event_json(event: EventFacts) -> dict[str, Any]:
     }
 
 
-def _placement_part(
-    nodes: Iterable[NodeSnapshot], spec: PodSpec, verdicts: list[NodeVerdict]
-) -> dict[str, Any]:
-    fitting = [v for v in verdicts if v.fits]
+def placement_request(spec: PodSpec) -> dict[str, int]:
+    """The pod's requests that a node or a NUMA zone must hold (node-level-only ones out)."""
+    return {r: a for r, a in pod_request(spec).items() if a > 0 and r not in UNALIGNED}
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """What one node's verdict adds to a diagnosis: it depends on that node alone (its
+    snapshot, its reservations, the pod and the judge), never on the other nodes."""
+
+    node: str
+    fits: bool
+    system: str
+    reasons: tuple[str, ...]  # the refusal's reason texts; () when it fits
+    miss: Miss | None  # the change that would let the pod fit (refused nodes)
+    scheduler_fits: bool = False  # the scheduler would bind it (the kubelet may refuse)
+    score: int | None = None  # its score where it fits (scores are per node)
+
+    @property
+    def rank_key(self) -> tuple[str, bool, int | None, bool]:
+        """What places the node in the engine's ranking, but its name (`Judgement.order`:
+        by system, fitting by score, then refused by the scheduler or the kubelet)."""
+        return (self.system, self.fits, self.score if self.fits else None, self.scheduler_fits)
+
+
+def node_outcome(
+    node: NodeSnapshot | None, verdict: NodeVerdict, request: Mapping[str, int]
+) -> NodeOutcome:
+    if verdict.fits:
+        return NodeOutcome(verdict.node, True, verdict.system.value, (), None, True, verdict.score)
+    reasons = tuple(reason_text(r) for r in verdict.reasons or (_unexplained(),))
+    miss = _miss(node, verdict, request) if node is not None else None
+    system = verdict.system.value
+    return NodeOutcome(verdict.node, False, system, reasons, miss, verdict.scheduler_fits)
+
+
+def placement_summary(outcomes: Sequence[NodeOutcome]) -> dict[str, Any]:
+    """The placement part of a diagnosis from every node's outcome, in ranking order
+    (the first refused node of a check is its example; ties among misses keep it)."""
+    fitting = [o for o in outcomes if o.fits]
     by_system: dict[str, int] = {}
-    for verdict in fitting:
-        by_system[verdict.system.value] = by_system.get(verdict.system.value, 0) + 1
-    refused = [v for v in verdicts if not v.fits]
-    snapshots = {node.name: node for node in nodes}
-    request = {r: a for r, a in pod_request(spec).items() if a > 0 and r not in UNALIGNED}
-    misses = [_miss(snapshots[v.node], v, request) for v in refused if v.node in snapshots]
-    kept = [m for m in misses if m is not None]
+    for outcome in fitting:
+        by_system[outcome.system] = by_system.get(outcome.system, 0) + 1
+    refused = [o for o in outcomes if not o.fits]
+    misses = [o.miss for o in refused if o.miss is not None]
     return {
         "fits_now": len(fitting),
         "fits_by_system": by_system,
-        "fits_on": [v.node for v in fitting[:FITS_SHOWN]],
-        "refusals": refusals_by_check(refused),
-        "nearest": [m.as_json() for m in sorted(kept, key=lambda m: m.distance)[:NEAREST]]
+        "fits_on": [o.node for o in fitting[:FITS_SHOWN]],
+        "refusals": refusals_by_check((o.node, o.reasons) for o in refused),
+        "nearest": [m.as_json() for m in sorted(misses, key=lambda m: m.distance)[:NEAREST]]
         if not fitting
         else [],
-        "alignment_only": not fitting and any(m.alignment for m in kept),
+        "alignment_only": not fitting and any(m.alignment for m in misses),
     }
 
 
-def refusals_by_check(refused: Iterable[NodeVerdict]) -> list[dict[str, Any]]:
+def refusals_by_check(refused: Iterable[tuple[str, Iterable[str]]]) -> list[dict[str, Any]]:
     """The checks that refuse nodes, most nodes first, each with one example: the
-    what-if page's "Why nodes refuse it" (`reasons_by_check`), every check kept."""
-    texts = ((v.node, [reason_text(r) for r in v.reasons or (_unexplained(),)]) for v in refused)
+    what-if page's "Why nodes refuse it" (`reasons_by_check`), every check kept.
+    `refused`: (node, its reason texts) in ranking order."""
     return [
         {"check": r.check, "nodes": r.nodes, "example": r.example[:EXAMPLE_LIMIT]}
-        for r in reasons_by_check(texts)
+        for r in reasons_by_check(refused)
     ]
 
 
@@ -195,12 +268,26 @@ def _unexplained() -> Reason:
 
 @dataclass(frozen=True)
 class Miss:
-    """One refused node and the smallest change that would let the pod fit there."""
+    """One refused node and the smallest change that would let the pod fit there. The
+    change is kept as numbers and said in words only when shown (`change`): a pod is
+    refused by thousands of nodes, and only the nearest few are shown."""
 
     node: str
-    change: str
+    shortfalls: tuple[tuple[str, int, int, int], ...]  # (resource, short, free, request)
     alignment: bool  # the node has the amounts, but not in one NUMA zone
     distance: float  # the shortfall as a share of the request, summed over resources
+
+    @property
+    def change(self) -> str:
+        if self.alignment:
+            where, has = f"one NUMA zone of node {self.node}", "its best zone has"
+        else:
+            where, has = f"node {self.node}", "it has"
+        return "needs " + "; ".join(
+            f"{more(r, short)} free on {where}; {has} {human_amount(r, free)} free, "
+            f"the pod needs {human_amount(r, wanted)}"
+            for r, short, free, wanted in self.shortfalls
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {"node": self.node, "change": self.change, "alignment": self.alignment}
@@ -214,25 +301,16 @@ def _miss(node: NodeSnapshot, verdict: NodeVerdict, request: Mapping[str, int]) 
         return None
     short = _node_shortfall(node, request)
     if short:
-        parts = [
-            f"{more(r, s)} free on node {node.name}; it has "
-            f"{human_amount(r, max(request[r] - s, 0))} free, the pod needs "
-            f"{human_amount(r, request[r])}"
-            for r, s in short.items()
-        ]
-        return Miss(node.name, "needs " + "; ".join(parts), False, _distance(short, request))
+        parts = tuple((r, s, max(request[r] - s, 0), request[r]) for r, s in short.items())
+        return Miss(node.name, parts, False, _distance(short, request))
     if not _refused_by_numa(verdict):
         return None
     zone_short = _zone_shortfall(node, request)
     if not zone_short:
         return None
     best, missing = zone_short
-    parts = [
-        f"{more(r, s)} free on one NUMA zone of node {node.name}; its best zone has "
-        f"{human_amount(r, best[r])} free, the pod needs {human_amount(r, request[r])}"
-        for r, s in missing.items()
-    ]
-    return Miss(node.name, "needs " + "; ".join(parts), True, _distance(missing, request))
+    parts = tuple((r, s, best[r], request[r]) for r, s in missing.items())
+    return Miss(node.name, parts, True, _distance(missing, request))
 
 
 def more(resource: str, amount: int) -> str:

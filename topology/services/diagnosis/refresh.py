@@ -3,8 +3,9 @@
 Every write to the mirror asks for a refresh (`enqueue.enqueue_diagnosis`, from
 `bump_mirror_version`); requests coalesce on the cluster row (`diagnosis_queued_at`): while
 one refresh is queued, more writes queue nothing, and the refresh that runs reads the
-mirror as it is then. The refresh replaces the cluster's rows in one transaction, so a
-reader sees either the old set or the new one.
+mirror as it is then. The refresh changes the cluster's rows in one transaction (only
+those whose content changed, then every row's data age), so a reader sees either the
+old set or the new one.
 """
 
 from __future__ import annotations
@@ -13,14 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 from django.db import transaction
 from django.utils import timezone
 
 from topology.choices import Severity
 from topology.models import Cluster, Finding, PodDiagnosis
-from topology.services.diagnosis.findings import find_all
-from topology.services.diagnosis.mirror import facts_from_mirror
-from topology.services.diagnosis.pods import diagnose_pods
+from topology.services.diagnosis.findings import Finding as CheckFinding
+from topology.services.diagnosis.incremental import (
+    diagnose_pods_kept,
+    facts_from_mirror_kept,
+    find_all_kept,
+    forget,
+    kept_for,
+)
 from topology.services.sync.enqueue import enqueue_diagnosis
 
 LOST_AFTER = timedelta(minutes=5)  # a request older than this is queued again
@@ -45,40 +52,70 @@ def requeue_lost(now: datetime | None = None) -> int:
 
 
 def refresh_diagnoses(cluster: Cluster) -> Refreshed:
-    """Diagnose the cluster's Pending and rejected pods and run its data checks."""
+    """Diagnose the cluster's Pending and rejected pods and run its data checks.
+
+    Reads and judges only what changed since this process's last refresh of the
+    cluster (`incremental`), and writes only the rows whose content changed."""
     Cluster.objects.filter(pk=cluster.pk).update(diagnosis_queued_at=None)  # new writes re-ask
     version = Cluster.objects.values_list("mirror_version", flat=True).get(pk=cluster.pk)
-    facts = facts_from_mirror(cluster)
-    pods = diagnose_pods(facts)
-    findings = find_all(facts)
+    kept = kept_for(cluster)
+    try:
+        facts = facts_from_mirror_kept(cluster, kept)
+        pods = diagnose_pods_kept(facts, kept)
+        findings = find_all_kept(facts, kept)
+    except BaseException:
+        forget(cluster.pk)  # nothing half-kept from a refresh that failed
+        raise
     now = timezone.now()
     with transaction.atomic():
-        PodDiagnosis.objects.filter(cluster=cluster).delete()
-        PodDiagnosis.objects.bulk_create(
-            [_diagnosis_row(cluster, body, now, version) for body in pods], batch_size=500
-        )
-        Finding.objects.filter(cluster=cluster).delete()
-        Finding.objects.bulk_create(
-            [
-                Finding(
-                    cluster=cluster,
-                    kind=f.kind,
-                    severity=f.severity,
-                    node_name=f.node or "",
-                    object=f.object or "",
-                    message=f.message,
-                    evidence=f.evidence,
-                    computed_at=now,
-                )
-                for f in findings
-            ],
-            batch_size=500,
-        )
+        _write_diagnoses(cluster, pods, now, version)
+        _write_findings(cluster, findings, now)
         serious = sum(1 for f in findings if f.severity in SERIOUS)
         Cluster.objects.filter(pk=cluster.pk).update(
             diagnosed_version=version, diagnosed_at=now, problem_count=len(pods) + serious
         )
     return Refreshed(len(pods), len(findings), version)
+
+
+# A diagnosis's data age changes at every refresh: it is a column set on every row at
+# once, kept out of the stored body so that a diagnosis that did not change is not written.
+VOLATILE = ("stale_data", "data_age_seconds")
+DIAGNOSIS_COLUMNS = ("state", "reason", "node_name", "scheduler", "fits_now", "body")
+
+
+def _write_diagnoses(
+    cluster: Cluster, bodies: list[dict[str, Any]], now: datetime, version: int
+) -> None:
+    stored = {
+        (namespace, name): (pk, body)
+        for pk, namespace, name, body in PodDiagnosis.objects.filter(cluster=cluster).values_list(
+            "pk", "namespace", "name", "body"
+        )
+    }
+    created, changed = [], []
+    for full in bodies:
+        row = _diagnosis_row(cluster, _as_stored(full), now, version)
+        before = stored.pop((row.namespace, row.name), None)
+        if before is None:
+            created.append(row)
+        elif before[1] != row.body:
+            row.pk = before[0]
+            changed.append(row)
+    PodDiagnosis.objects.filter(pk__in=[pk for pk, _ in stored.values()]).delete()
+    PodDiagnosis.objects.bulk_update(changed, DIAGNOSIS_COLUMNS, batch_size=200)
+    PodDiagnosis.objects.bulk_create(created, batch_size=500)
+    age = bodies[0]["data_age_seconds"] if bodies else None
+    PodDiagnosis.objects.filter(cluster=cluster).update(
+        computed_at=now,
+        mirror_version=version,
+        data_age_seconds=age,
+        stale_data=bool(bodies and bodies[0]["stale_data"]),
+    )
+
+
+def _as_stored(body: dict[str, Any]) -> dict[str, Any]:
+    """The body as the database gives it back (JSON types), without the data age."""
+    return orjson.loads(orjson.dumps({k: v for k, v in body.items() if k not in VOLATILE}))
 
 
 def _diagnosis_row(
@@ -96,4 +133,44 @@ def _diagnosis_row(
         body=body,
         computed_at=now,
         mirror_version=version,
+    )
+
+
+FINDING_COLUMNS = ("severity", "evidence")
+
+
+def _write_findings(cluster: Cluster, findings: list[CheckFinding], now: datetime) -> None:
+    """The findings now: those gone deleted, new ones added, changed ones updated."""
+    stored = {
+        (row.kind, row.node_name, row.object, row.message): row
+        for row in Finding.objects.filter(cluster=cluster)
+    }
+    created, changed = [], []
+    for found in findings:
+        evidence = orjson.loads(orjson.dumps(found.evidence))
+        key = (str(found.kind), found.node or "", found.object or "", found.message)
+        row = stored.pop(key, None)
+        if row is None:
+            created.append(_finding_row(cluster, found, evidence, now))
+        elif (row.severity, row.evidence) != (found.severity, evidence):
+            row.severity, row.evidence = found.severity, evidence
+            changed.append(row)
+    Finding.objects.filter(pk__in=[row.pk for row in stored.values()]).delete()
+    Finding.objects.bulk_update(changed, FINDING_COLUMNS, batch_size=500)
+    Finding.objects.bulk_create(created, batch_size=500)
+    Finding.objects.filter(cluster=cluster).update(computed_at=now)
+
+
+def _finding_row(
+    cluster: Cluster, found: CheckFinding, evidence: dict[str, Any], now: datetime
+) -> Finding:
+    return Finding(
+        cluster=cluster,
+        kind=found.kind,
+        severity=found.severity,
+        node_name=found.node or "",
+        object=found.object or "",
+        message=found.message,
+        evidence=evidence,
+        computed_at=now,
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
 from scheduler_api.engine.kubelet.reference.cpumanager import (
+    CPUHints,
     StaticPolicyOptions,
     allocate_cpus,
     check_options_fit,
@@ -144,13 +145,17 @@ def closest_numa_distances(
 
 @dataclass(frozen=True, slots=True)
 class _StaticPolicy:
-    """The node's static CPU manager behind its Topology Manager, as the kubelet runs."""
+    """The node's static CPU manager behind its Topology Manager, as the kubelet runs.
+
+    `hints` generates the CPU manager's hints: `cpu_hints` unless a caller outside the
+    reference injects a twin with the same answers (see `kubelet_pinning`)."""
 
     topology: CPUTopology
     options: StaticPolicyOptions
     policy: TopologyManagerPolicy
     reserved: frozenset[int]
     distances: dict[int, dict[int, int]] | None
+    hints: CPUHints = cpu_hints
 
     def hint(
         self, free: frozenset[int], reuse: frozenset[int], count: int
@@ -162,7 +167,7 @@ class _StaticPolicy:
         if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and not options.align_by_socket:
             hints = _single_numa_hints(topology, free, reuse, count)
         else:
-            hints = cpu_hints(topology, free, count, reuse, options=options)
+            hints = self.hints(topology, free, count, reuse, options=options)
         merged, admitted = merge_hints(
             hints_by_resource({"cpu": hints}),
             list(topology.numa_nodes()),
@@ -254,12 +259,19 @@ def admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
 
 
 def kubelet_pinning(
-    node: NodeSnapshot, pod: PodSpec, *, topology: CPUTopology | None = None
+    node: NodeSnapshot,
+    pod: PodSpec,
+    *,
+    topology: CPUTopology | None = None,
+    hints: CPUHints = cpu_hints,
 ) -> KubeletPinning:
     """The exclusive CPUs the static CPU manager would give the pod's long-running
     containers (app containers and sidecars) on `node`.
 
-    `topology`: `CPUTopology.from_cpus(node.cpus)` when the caller keeps one built."""
+    `topology`: `CPUTopology.from_cpus(node.cpus)` when the caller keeps one built.
+    `hints`: the CPU hint generator, `cpu_hints` by default; a caller outside the
+    reference may pass a fast twin with the same answers (the what-if's admission passes
+    `kubelet.fast.hints.cpu_hints_counted`): a reference never imports a fast path."""
     order = admission_order(pod)
     if (
         not node.cpus
@@ -268,7 +280,7 @@ def kubelet_pinning(
         or not any(count for count, _ in order)
     ):
         return KubeletPinning(None)
-    static = _static_policy(node, topology or CPUTopology.from_cpus(node.cpus))
+    static = _static_policy(node, topology or CPUTopology.from_cpus(node.cpus), hints)
     if isinstance(static, Reason):
         return KubeletPinning(None, static)
     free = static.topology.cpus() - pinned_cpus(node) - static.reserved
@@ -278,7 +290,9 @@ def kubelet_pinning(
         return KubeletPinning(None, Reason(ReasonCheck.KUBELET_ADMISSION, message=str(error)))
 
 
-def _static_policy(node: NodeSnapshot, topology: CPUTopology) -> _StaticPolicy | Reason:
+def _static_policy(
+    node: NodeSnapshot, topology: CPUTopology, hints: CPUHints
+) -> _StaticPolicy | Reason:
     """The node's static policy, or why the kubelet would not run it."""
     policy, _ = kubelet_policy(node)
     options = _options_or_refusal(node, topology, policy)
@@ -288,7 +302,7 @@ def _static_policy(node: NodeSnapshot, topology: CPUTopology) -> _StaticPolicy |
     if too_many is not None:
         return too_many
     distances = closest_numa_distances(node, topology)
-    return _StaticPolicy(topology, options, policy, node.kubelet_reserved_cpus, distances)
+    return _StaticPolicy(topology, options, policy, node.kubelet_reserved_cpus, distances, hints)
 
 
 def _pin(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
 from scheduler_api.engine.kubelet.reference.cpu_assignment import (
@@ -38,9 +39,12 @@ from scheduler_api.engine.model.errors import AllocationError, SMTAlignmentError
 
 __all__ = [
     "CPUAccumulator",
+    "CPUHints",
     "StaticPolicyOptions",
     "allocate_cpus",
     "check_options_fit",
+    "cpu_hint_inputs",
+    "cpu_hint_preferred",
     "cpu_hints",
     "hints_by_resource",
     "reserve_cpus",
@@ -252,21 +256,64 @@ def cpu_hints(
     ``count == 0`` is "no preference": ``[TopologyHint(None, True)]``.
     Cost: O(2^N * n) for N NUMA nodes and n CPUs.
     """
+    inputs = cpu_hint_inputs(
+        topology, available, count, reusable, options=options, reserved=reserved
+    )
+    if inputs is None:
+        return [TopologyHint(None, True)]
+    pool, reuse = inputs
+    min_width, masks = _cpu_masks(topology, pool, reuse, count)
+    return [
+        TopologyHint(m.to_frozenset(), cpu_hint_preferred(topology, m, min_width, options))
+        for m in masks
+    ]
+
+
+class CPUHints(Protocol):
+    """A CPU hint generator with :func:`cpu_hints`' signature and answers: the reference,
+    or a faster twin a caller outside ``reference/`` passes in (the reference cannot name
+    a fast path, so whoever wants one injects it)."""
+
+    def __call__(
+        self,
+        topology: CPUTopology,
+        available: Iterable[int],
+        count: int,
+        reusable: Iterable[int] = (),
+        *,
+        options: StaticPolicyOptions = ...,
+        reserved: Iterable[int] = (),
+    ) -> list[TopologyHint]: ...
+
+
+def cpu_hint_inputs(
+    topology: CPUTopology,
+    available: Iterable[int],
+    count: int,
+    reusable: Iterable[int] = (),
+    *,
+    options: StaticPolicyOptions = StaticPolicyOptions(),
+    reserved: Iterable[int] = (),
+) -> tuple[frozenset[int], frozenset[int]] | None:
+    """What :func:`cpu_hints` checks before it walks the masks, in its order, and the
+    ``(available - reserved, reusable)`` sets the walk counts.
+
+    None for ``count == 0``: no preference, ``[TopologyHint(None, True)]``, with no
+    further check. ``ValueError`` for a negative count, options the machine refuses
+    (:func:`check_options_fit`) or CPU ids the node does not have. Public so that a
+    faster walk shares these rules (and their messages) rather than restating them.
+    """
     if count < 0:
         raise ValueError(f"a CPU request cannot be negative; got {count}")
     if count == 0:
-        return [TopologyHint(None, True)]
+        return None
     check_options_fit(topology, options)
     pool = frozenset(available) - frozenset(reserved)
     reuse = frozenset(reusable)
     unknown = topology.unknown(pool | reuse)
     if unknown:
         raise ValueError(f"CPU ids {format_cpuset(unknown)} are not on this node")
-    min_width, masks = _cpu_masks(topology, pool, reuse, count)
-    return [
-        TopologyHint(m.to_frozenset(), _cpu_hint_preferred(topology, m, min_width, options))
-        for m in masks
-    ]
+    return pool, reuse
 
 
 def _cpu_masks(
@@ -285,9 +332,12 @@ def _cpu_masks(
     return min_width, masks
 
 
-def _cpu_hint_preferred(
+def cpu_hint_preferred(
     topology: CPUTopology, mask: NUMAMask, min_width: int, options: StaticPolicyOptions
 ) -> bool:
+    """Whether a qualifying mask is preferred: it is as narrow as the fewest NUMA nodes
+    whose total CPUs hold the request (``min_width``), or, with ``align_by_socket``, it
+    spans exactly the fewest sockets the request needs."""
     if options.align_by_socket and _socket_aligned(topology, mask, min_width):
         return True
     return mask.count() == min_width

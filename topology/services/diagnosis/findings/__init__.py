@@ -31,7 +31,30 @@ from topology.services.diagnosis.findings.nrt import (
     stale_nrt,
 )
 
-__all__ = ["KINDS", "Finding", "Kind", "Severity", "find_all", "live_pods_by_node"]
+__all__ = [
+    "KINDS",
+    "NODE_CHECKS",
+    "Finding",
+    "Kind",
+    "Severity",
+    "cluster_findings",
+    "find_all",
+    "live_pods_by_node",
+    "node_findings",
+    "sorted_findings",
+]
+
+
+# The checks whose findings about a node read that node alone (its snapshot, its NRT's
+# facts, the pods on it): `incremental` runs them again only on nodes that changed.
+NODE_CHECKS = (
+    fingerprint_off_sync,
+    accounting_mismatch,
+    missing_nrt,
+    missing_cpu_topology,
+    filter_admits_all,
+    pod_on_reserved_cpus,
+)
 
 
 def find_all(
@@ -41,15 +64,26 @@ def find_all(
     stale_nrt_seconds: float = 600,
 ) -> list[Finding]:
     """Every check's findings, sorted by (kind, node, object) for stable reports."""
-    findings = [
-        *fingerprint_off_sync(facts),
+    found = node_findings(facts) + cluster_findings(facts, pool_label, stale_nrt_seconds)
+    return sorted_findings(found)
+
+
+def node_findings(facts: ClusterFacts) -> list[Finding]:
+    return [finding for check in NODE_CHECKS for finding in check(facts)]
+
+
+def cluster_findings(
+    facts: ClusterFacts,
+    pool_label: str = DEFAULT_POOL_LABEL,
+    stale_nrt_seconds: float = 600,
+) -> list[Finding]:
+    """The checks across nodes (pools, NRTs without a node) or against the clock."""
+    return [
         *stale_nrt(facts, stale_nrt_seconds),
-        *accounting_mismatch(facts),
-        *missing_nrt(facts),
         *orphan_nrt(facts),
-        *missing_cpu_topology(facts),
-        *filter_admits_all(facts),
         *pool_config_drift(facts, pool_label),
-        *pod_on_reserved_cpus(facts),
     ]
-    return sorted(findings, key=lambda f: (f.kind, f.node or "", f.object or "", f.message))
+
+
+def sorted_findings(found: list[Finding]) -> list[Finding]:
+    return sorted(found, key=lambda f: (f.kind, f.node or "", f.object or "", f.message))

@@ -3,7 +3,6 @@ the readings of the facts more than one check needs."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -16,7 +15,6 @@ from scheduler_api.engine import (
     TopologyManagerScope,
     resolve_topology_manager,
 )
-from topology.domain.pod_phases import FINISHED_PHASES
 from topology.services.diagnosis.facts import ClusterFacts, PodFacts
 
 
@@ -72,11 +70,7 @@ WHOLE_CPU = 1000  # millicores
 def live_pods_by_node(facts: ClusterFacts) -> dict[str, list[PodFacts]]:
     """`facts.pods_on(node)` without finished pods, for every node in one pass
     (`pods_on` scans every pod on each call, which is quadratic over a cluster)."""
-    by_node: dict[str, list[PodFacts]] = defaultdict(list)
-    for pod in facts.pods:
-        if pod.node_name and not pod.rejected and pod.phase not in FINISHED_PHASES:
-            by_node[pod.node_name].append(pod)
-    return by_node
+    return facts.live_pods_by_node
 
 
 def kubelet_topology_manager(

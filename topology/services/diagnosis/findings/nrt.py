@@ -135,7 +135,7 @@ def stale_nrt(facts: ClusterFacts, stale_nrt_seconds: float) -> list[Finding]:
         return []
     now, pods = facts.now, live_pods_by_node(facts)
     found = (
-        _stale_nrt_finding(nrt, nrt.updated_at, pods.get(nrt.node_name, []), now)
+        _stale_nrt_finding(nrt, nrt.updated_at, pods.get(nrt.node_name, []))
         for nrt in facts.nrts
         if nrt.has_node
         and nrt.updated_at is not None
@@ -144,9 +144,7 @@ def stale_nrt(facts: ClusterFacts, stale_nrt_seconds: float) -> list[Finding]:
     return [finding for finding in found if finding is not None]
 
 
-def _stale_nrt_finding(
-    nrt: NRTFacts, updated_at: datetime, live: list[PodFacts], now: datetime
-) -> Finding | None:
+def _stale_nrt_finding(nrt: NRTFacts, updated_at: datetime, live: list[PodFacts]) -> Finding | None:
     """The finding when a live pod was created after the NRT last changed."""
     created = [(pod.created_at, pod.key) for pod in live if pod.created_at is not None]
     if not created:
@@ -154,21 +152,21 @@ def _stale_nrt_finding(
     newest_at, newest = max(created)
     if newest_at <= updated_at:
         return None
-    age = (now - updated_at).total_seconds()
     behind = (newest_at - updated_at).total_seconds()
+    # No age in the message or the evidence: they are stored, and would change with
+    # every refresh while nothing else does (the age is `now - updated_at`).
     return Finding(
         Kind.STALE_NRT,
         Severity.WARNING,
         nrt.node_name,
         nrt.node_name,
-        f"NRT {nrt.node_name} last changed {age:.0f} s ago, yet pod {newest} was created "
-        f"{behind:.0f} s after that change: check the node agent that publishes it.",
+        f"NRT {nrt.node_name} has not changed since {iso(updated_at)}, yet pod {newest} was "
+        f"created {behind:.0f} s after that change: check the node agent that publishes it.",
         {
             "updated_at": iso(updated_at),
             "newest_pod": newest,
             "newest_pod_created_at": iso(newest_at),
             "seconds_behind": behind,
-            "age_seconds": age,
         },
     )
 
