@@ -60,13 +60,11 @@ class PodDiagnosis(models.Model):
     )
     scheduler = models.CharField(max_length=32, blank=True, help_text="the system that judged it")
     fits_now = models.PositiveIntegerField(default=0)
-    body = models.JSONField(default=dict, help_text="the diagnosis but its data age (below)")
-    computed_at = models.DateTimeField()
+    body = models.JSONField(
+        default=dict, help_text="the diagnosis but its data age (the cluster's last refresh)"
+    )
+    computed_at = models.DateTimeField(help_text="when its content last changed")
     mirror_version = models.PositiveBigIntegerField(default=0)
-    # How old the mirror was at the last refresh, and whether past the freshness threshold:
-    # set on every row by each refresh, so a body that did not change is not rewritten.
-    data_age_seconds = models.FloatField(null=True, blank=True)
-    stale_data = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["cluster", "namespace", "name"]
@@ -79,14 +77,18 @@ class PodDiagnosis(models.Model):
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name} ({self.state})"
 
-    def as_json(self) -> dict[str, Any]:
-        """The diagnosis as `manage.py diagnose` prints it, with when and from what."""
+    def as_json(self, cluster: Cluster | None = None) -> dict[str, Any]:
+        """The diagnosis as `manage.py diagnose` prints it, as of the cluster's last
+        refresh (each refresh confirms every stored diagnosis; it rewrites only those
+        that changed): its data age, time and mirror version."""
+        refreshed = cluster or self.cluster
+        at = refreshed.diagnosed_at or self.computed_at
         return {
             **self.body,
-            "stale_data": self.stale_data,
-            "data_age_seconds": self.data_age_seconds,
-            "computed_at": self.computed_at.isoformat(),
-            "mirror_version": self.mirror_version,
+            "stale_data": refreshed.diagnosed_stale,
+            "data_age_seconds": refreshed.diagnosed_data_age_seconds,
+            "computed_at": at.isoformat(),
+            "mirror_version": refreshed.diagnosed_version or self.mirror_version,
         }
 
 

@@ -47,6 +47,10 @@ class Cluster(models.Model):
         help_text="the mirror version the stored diagnoses were made from",
     )
     diagnosed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # How old the mirror was at the last refresh, and whether past the freshness
+    # threshold: every stored diagnosis of the cluster was confirmed by that refresh.
+    diagnosed_data_age_seconds = models.FloatField(null=True, blank=True, editable=False)
+    diagnosed_stale = models.BooleanField(default=False, editable=False)
     problem_count = models.PositiveIntegerField(
         default=0,
         editable=False,

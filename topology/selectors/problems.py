@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Q
+from django.db.models import Count, Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 
 from topology.choices import DiagnosisState, FindingKind
@@ -21,7 +21,18 @@ FINDINGS_PREFIX = "f"  # the findings filter's query parameters: f-kind, f-sever
 
 
 def diagnoses(cluster: Cluster, query: Mapping[str, Any]) -> DiagnosisFilterSet:
-    rows = PodDiagnosis.objects.filter(cluster=cluster).order_by("state", "namespace", "name")
+    """The page's rows: of each body only what the table shows (`profile`, `nearest`,
+    `fits_on`), not the whole diagnosis (events, refusals, admission)."""
+    rows = (
+        PodDiagnosis.objects.filter(cluster=cluster)
+        .defer("body")
+        .annotate(
+            profile=KeyTransform("profile", KeyTransform("judged_by", "body")),
+            nearest=KeyTransform("nearest", "body"),
+            fits_on=KeyTransform("fits_on", "body"),
+        )
+        .order_by("state", "namespace", "name")
+    )
     return DiagnosisFilterSet(query, queryset=rows)
 
 
@@ -45,18 +56,21 @@ class FindingGroup:
         return self.total > len(self.findings)
 
 
-def grouped(rows: list[Finding], shown: int = FINDINGS_SHOWN) -> list[FindingGroup]:
+def grouped(rows: QuerySet[Finding], shown: int = FINDINGS_SHOWN) -> list[FindingGroup]:
     """Findings by kind, in the order the README explains the kinds, the first `shown`
     of each (a cluster-wide problem can give a finding per node: 5,000 rows would make
     the page slow and no easier to read; the filter and the API reach every one)."""
-    by_kind: dict[str, list[Finding]] = {}
-    for row in rows:
-        by_kind.setdefault(row.kind, []).append(row)
+    totals = dict(rows.order_by().values_list("kind").annotate(count=Count("id")))
     labels = dict(FindingKind.choices)
     return [
-        FindingGroup(kind, labels.get(kind, kind), by_kind[kind][:shown], len(by_kind[kind]))
+        FindingGroup(
+            kind,
+            labels.get(kind, kind),
+            list(rows.filter(kind=kind).defer("evidence")[:shown]),
+            totals[kind],
+        )
         for kind in FindingKind.values
-        if kind in by_kind
+        if totals.get(kind)
     ]
 
 

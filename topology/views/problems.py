@@ -21,15 +21,15 @@ def problems(request: HttpRequest, cluster: str) -> HttpResponse:
     selected = get_cluster(cluster)
     pods = diagnoses(selected, request.GET)
     found = findings(selected, request.GET)
-    rows = list(found.qs.defer("evidence"))  # the page shows no evidence
+    groups = grouped(found.qs)
     page = Paginator(pods.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = page_context(
         selected,
         "problems",
         pods=pods,
         findings=found,
-        groups=grouped(rows),
-        finding_count=len(rows),
+        groups=groups,
+        finding_count=sum(group.total for group in groups),
         page=page,
         page_notice=page_notice(request.GET.get("page"), page),
         page_query=query_without(request, "page"),

@@ -94,7 +94,8 @@ class DiagnosisListView(ClusterScopedMixin, generics.ListAPIView):
     filterset_class = DiagnosisFilterSet
 
     def cluster_queryset(self, cluster: Cluster) -> Any:
-        return PodDiagnosis.objects.filter(cluster=cluster).order_by("namespace", "name")
+        rows = PodDiagnosis.objects.filter(cluster=cluster).select_related("cluster")
+        return rows.order_by("namespace", "name")
 
 
 class PodDiagnosisView(ClusterScopedMixin, generics.GenericAPIView):

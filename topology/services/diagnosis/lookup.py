@@ -21,10 +21,11 @@ class NothingToDiagnose(LookupError):
 
 
 def pod_diagnosis(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    version = Cluster.objects.values_list("mirror_version", flat=True).get(pk=cluster.pk)
+    current = Cluster.objects.get(pk=cluster.pk)
+    version = current.mirror_version
     stored = PodDiagnosis.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
-    if stored is not None and stored.mirror_version == version:
-        return stored.as_json()
+    if stored is not None and current.diagnosed_version == version:
+        return stored.as_json(current)  # the last refresh was made from this mirror
     facts = pod_facts_from_mirror(cluster, namespace, name)
     if facts is None:
         raise NoSuchPod(f"no pod {namespace}/{name} in {cluster.name}")

@@ -4,8 +4,8 @@ Every write to the mirror asks for a refresh (`enqueue.enqueue_diagnosis`, from
 `bump_mirror_version`); requests coalesce on the cluster row (`diagnosis_queued_at`): while
 one refresh is queued, more writes queue nothing, and the refresh that runs reads the
 mirror as it is then. The refresh changes the cluster's rows in one transaction (only
-those whose content changed, then every row's data age), so a reader sees either the
-old set or the new one.
+those whose content changed, and the cluster's last-refresh fields), so a reader sees
+either the old set or the new one.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from topology.choices import Severity
 from topology.models import Cluster, Finding, PodDiagnosis
+from topology.services.diagnosis.facts import ClusterFacts
 from topology.services.diagnosis.findings import Finding as CheckFinding
 from topology.services.diagnosis.incremental import (
     diagnose_pods_kept,
@@ -72,13 +73,18 @@ def refresh_diagnoses(cluster: Cluster) -> Refreshed:
         _write_findings(cluster, findings, now)
         serious = sum(1 for f in findings if f.severity in SERIOUS)
         Cluster.objects.filter(pk=cluster.pk).update(
-            diagnosed_version=version, diagnosed_at=now, problem_count=len(pods) + serious
+            diagnosed_version=version,
+            diagnosed_at=now,
+            diagnosed_data_age_seconds=facts.data_age_seconds,
+            diagnosed_stale=_stale(facts),
+            problem_count=len(pods) + serious,
         )
     return Refreshed(len(pods), len(findings), version)
 
 
-# A diagnosis's data age changes at every refresh: it is a column set on every row at
-# once, kept out of the stored body so that a diagnosis that did not change is not written.
+# A diagnosis's data age changes at every refresh: it is kept on the cluster (its last
+# refresh), out of the stored body, so that a diagnosis that did not change is not written
+# (rewriting every row at every refresh left the table full of dead rows).
 VOLATILE = ("stale_data", "data_age_seconds")
 DIAGNOSIS_COLUMNS = ("state", "reason", "node_name", "scheduler", "fits_now", "body")
 
@@ -104,13 +110,12 @@ def _write_diagnoses(
     PodDiagnosis.objects.filter(pk__in=[pk for pk, _ in stored.values()]).delete()
     PodDiagnosis.objects.bulk_update(changed, DIAGNOSIS_COLUMNS, batch_size=200)
     PodDiagnosis.objects.bulk_create(created, batch_size=500)
-    age = bodies[0]["data_age_seconds"] if bodies else None
-    PodDiagnosis.objects.filter(cluster=cluster).update(
-        computed_at=now,
-        mirror_version=version,
-        data_age_seconds=age,
-        stale_data=bool(bodies and bodies[0]["stale_data"]),
-    )
+
+
+def _stale(facts: ClusterFacts) -> bool:
+    """`pods._header`'s rule: the mirror is older than the freshness threshold."""
+    age = facts.data_age_seconds
+    return age is not None and age > facts.stale_after_seconds
 
 
 def _as_stored(body: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +145,9 @@ FINDING_COLUMNS = ("severity", "evidence")
 
 
 def _write_findings(cluster: Cluster, findings: list[CheckFinding], now: datetime) -> None:
-    """The findings now: those gone deleted, new ones added, changed ones updated."""
+    """The findings now: those gone deleted, new ones added, changed ones updated (a
+    finding's `computed_at` is when it last changed; the cluster's `diagnosed_at` when
+    it was last confirmed)."""
     stored = {
         (row.kind, row.node_name, row.object, row.message): row
         for row in Finding.objects.filter(cluster=cluster)
@@ -158,7 +165,6 @@ def _write_findings(cluster: Cluster, findings: list[CheckFinding], now: datetim
     Finding.objects.filter(pk__in=[row.pk for row in stored.values()]).delete()
     Finding.objects.bulk_update(changed, FINDING_COLUMNS, batch_size=500)
     Finding.objects.bulk_create(created, batch_size=500)
-    Finding.objects.filter(cluster=cluster).update(computed_at=now)
 
 
 def _finding_row(
