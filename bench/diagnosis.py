@@ -73,8 +73,9 @@ def main() -> None:
     print(f"{'find_all (data-truth checks)':<40} {findings:8.2f} s   {findings / baseline:.2f}x")
 
 
-def with_pending(objects: list[dict], count: int) -> list[dict]:
-    """The demo plus `count` copies of its Pending pod, 1 to 8 CPUs wider each."""
+def with_pending(objects: list[dict], count: int, shapes: int = 8) -> list[dict]:
+    """The demo plus `count` copies of its Pending pod in `shapes` sizes (0 to
+    `shapes` - 1 CPUs wider), as replicas of a few workloads are."""
     template = next(
         o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "wide-join-0"
     )
@@ -83,7 +84,7 @@ def with_pending(objects: list[dict], count: int) -> list[dict]:
         pod = copy.deepcopy(template)
         pod["metadata"]["name"] = f"wide-join-b{index}"
         pod["metadata"]["uid"] = f"bench-{index}"
-        cpu = int(pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) + index % 8
+        cpu = int(pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) + index % shapes
         amounts = {"cpu": str(cpu), "memory": f"{cpu * 4}Gi"}
         pod["spec"]["containers"][0]["resources"] = {"requests": amounts, "limits": amounts}
         extra.append(pod)

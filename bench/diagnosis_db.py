@@ -41,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from diagnosis import with_pending  # noqa: E402
 from scratch_db import drop_database, postgres_server, scratch_database, vacuum  # noqa: E402
 
 SCRATCH_DB = "topolens_bench_diagnosis"
@@ -77,32 +78,13 @@ def seed(options: argparse.Namespace) -> float:
 
     started = time.perf_counter()
     objects = generate_demo_objects(nodes=options.nodes, seed=0, cluster=CLUSTER)
-    objects += pending_copies(objects, options.pending, options.shapes)
+    objects = with_pending(objects, options.pending, options.shapes)
     summary = import_objects(cluster_name=CLUSTER, objects=objects)
     if not summary.ok:
         raise SystemExit(f"the generator's objects were refused: {summary.errors[:3]}")
     recompute_figures(cluster_id=Cluster.objects.get(name=CLUSTER).pk)
     vacuum()
     return time.perf_counter() - started
-
-
-def pending_copies(objects: list[dict[str, Any]], count: int, shapes: int) -> list[dict]:
-    """`count` copies of the demo's Pending pod in `shapes` sizes (1 to `shapes` CPUs wider)."""
-    import copy
-
-    template = next(
-        o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "wide-join-0"
-    )
-    copies = []
-    for index in range(count):
-        pod = copy.deepcopy(template)
-        pod["metadata"]["name"] = f"wide-join-b{index}"
-        pod["metadata"]["uid"] = f"bench-{index}"
-        cpu = int(pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) + index % shapes
-        amounts = {"cpu": str(cpu), "memory": f"{cpu * 4}Gi"}
-        pod["spec"]["containers"][0]["resources"] = {"requests": amounts, "limits": amounts}
-        copies.append(pod)
-    return copies
 
 
 # --- measures -------------------------------------------------------------------------------

@@ -170,3 +170,24 @@ def test_the_cli_reads_a_scheduler_configuration_offline(
     config.write_text("kind: KubeSchedulerConfiguration\napiVersion: v1\n")
     with pytest.raises(CommandError, match="apiVersion"):
         run_command(*args)
+
+
+@pytest.mark.django_db
+def test_the_answer_names_the_constraints_it_does_not_judge(demo: Cluster, client: Any) -> None:
+    """A pod's nodeSelector, affinity, tolerations, spread constraints and resource claims
+    keep it off nodes; the engine does not model them yet, so the answer says so instead
+    of counting those nodes as fits without a word."""
+    plain = run_whatif(cluster=demo, pod=pod(4))
+    assert plain["judged_by"]["not_judged"] == []
+    constrained = pod(4)
+    constrained["spec"]["nodeSelector"] = {"pool": "gpu"}
+    constrained["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    answer = run_whatif(cluster=demo, pod=constrained)
+    assert answer["judged_by"]["not_judged"] == ["spec.nodeSelector", "spec.tolerations"]
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user("asker")
+    user.groups.add(Group.objects.get(name="operator"))
+    client.force_login(user)
+    page = client.get("/c/demo/whatif/", {"manifest": json.dumps(constrained)}).content.decode()
+    assert "Not judged: <code>spec.nodeSelector</code>, <code>spec.tolerations</code>" in page

@@ -237,6 +237,13 @@ class JudgedBySerializer(serializers.Serializer):
         child=serializers.DictField(),
         help_text="per system, the plugin arguments in force, as upstream spells them",
     )
+    not_judged = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the pod's fields that keep it off nodes and that Topolens does not judge "
+        "yet (spec.nodeSelector, spec.affinity, spec.tolerations, "
+        "spec.topologySpreadConstraints, spec.resourceClaims): a node counted as fitting "
+        "may be one of those excludes",
+    )
 
 
 class GroupSerializer(serializers.Serializer):

@@ -53,6 +53,25 @@ POD_LEVEL_RESOURCES = (
 )
 
 
+# What a pod may carry that keeps it off nodes and that the engine does not judge (yet):
+# an answer names those the pod has, so that "fits" is not read as the whole story.
+UNJUDGED_FIELDS = (
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "topologySpreadConstraints",
+    "resourceClaims",
+)
+
+
+def unjudged_constraints(manifest: Any) -> list[str]:
+    """The fields of `UNJUDGED_FIELDS` the pod sets, as `spec.<field>`."""
+    spec = manifest.get("spec") if isinstance(manifest, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    return [f"spec.{name}" for name in UNJUDGED_FIELDS if spec.get(name)]
+
+
 # A what-if pod's size, bounded so that no question can grow an answer or a cache without
 # end (a pod naming 50,000 extended resources made a 106 MB answer). Real pods use a few.
 MAX_CONTAINERS = 64

@@ -9,6 +9,7 @@ error, it is an answer.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -46,6 +47,7 @@ from topology.services.whatif.question import (
     parse_weights,
     pod_from_manifest,
     pod_scheduler_name,
+    unjudged_constraints,
     validated_pod,
 )
 from topology.services.whatif.scheduler_profiles import cluster_profiles, profiles_json
@@ -80,8 +82,11 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
     }
 
 
-def judged_by_json(result: WhatIfResult, judge: Judge, scheduler_name: str) -> dict[str, Any]:
-    """Which scheduler profile, system and plugin arguments produced the answer."""
+def judged_by_json(
+    result: WhatIfResult, judge: Judge, scheduler_name: str, not_judged: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Which scheduler profile, system and plugin arguments produced the answer, and
+    which of the pod's placement constraints it did not judge."""
     profile = judge.profile
     arguments = {
         system.value: SchedulerProfile(
@@ -96,6 +101,7 @@ def judged_by_json(result: WhatIfResult, judge: Judge, scheduler_name: str) -> d
         "profile_source": profile.source if profile else None,
         "how": judge.how,
         "arguments": arguments,
+        "not_judged": list(not_judged),
     }
 
 
@@ -158,6 +164,7 @@ def result_json(
     encoded: bool = False,
     judge: Judge | None = None,
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    not_judged: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The engine's answer in the documented JSON shape (plus `system`/`notes` per node).
 
@@ -170,7 +177,7 @@ def result_json(
     )
     return {
         "scheduler": result.scheduler.value,
-        "judged_by": judged_by_json(result, judge, scheduler_name),
+        "judged_by": judged_by_json(result, judge, scheduler_name, not_judged),
         "scoring": result.configs.nrt.scoring_strategy.value,
         "data_age_seconds": result.data_age_seconds,
         "groups": groups_json(result),
@@ -209,7 +216,13 @@ def judge_question(
         profile=judge.profile,
         detailed=settings.WHATIF_DETAILED_NODES,
     )
-    return result_json(result, encoded=encoded, judge=judge, scheduler_name=name)
+    return result_json(
+        result,
+        encoded=encoded,
+        judge=judge,
+        scheduler_name=name,
+        not_judged=unjudged_constraints(question.pod),
+    )
 
 
 def remembered_judgement(
