@@ -45,6 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from mirror_changes import relabel_bound_pod  # noqa: E402
 from scratch_db import drop_database, postgres_server, scratch_database, vacuum  # noqa: E402
 
 SCRATCH_DB = "topolens_bench_api"
@@ -390,21 +391,9 @@ def ask_at_once(port: int, token: str, questions: list[dict[str, Any]]) -> None:
 
 def change_one_pod(step: int) -> None:
     """Relabel one bound pod through the sync's writer: the mirror version moves."""
-    from django.utils import timezone
+    from topology.models import Cluster
 
-    from topology.models import Cluster, Pod
-    from topology.parsers import MirroredKind
-    from topology.parsers.pod import parse_pod
-    from topology.services.mirror.exporter import pod_object
-    from topology.services.mirror.writers import write_records
-
-    cluster = Cluster.objects.get(name=CLUSTER)
-    pod = Pod.objects.filter(cluster=cluster).exclude(node_name="").order_by("id")[step % 50]
-    obj = pod_object(pod)
-    change = f"{step}-{time.time_ns()}"  # new on every run, also on a reused database
-    obj["metadata"].setdefault("labels", {})["bench-step"] = change
-    obj["metadata"]["resourceVersion"] = f"bench-{change}"
-    write_records(cluster, MirroredKind.POD, [parse_pod(obj)], timezone.now())
+    relabel_bound_pod(Cluster.objects.get(name=CLUSTER), step)
 
 
 def after_a_change_runs(port: int, token: str, body: dict[str, Any], runs: int) -> list[float]:

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from diagnosis import with_pending  # noqa: E402
+from mirror_changes import relabel_bound_pod  # noqa: E402
 from scratch_db import drop_database, postgres_server, scratch_database, vacuum  # noqa: E402
 
 SCRATCH_DB = "topolens_bench_diagnosis"
@@ -131,18 +132,9 @@ def change_one_pod(cluster: Any, step: int) -> None:
     writers (the mirror version moves; the event asks for a diagnosis)."""
     from django.utils import timezone
 
-    from topology.models import Pod, PodEvent
-    from topology.parsers import MirroredKind
-    from topology.parsers.pod import parse_pod
-    from topology.services.mirror.exporter import pod_object
-    from topology.services.mirror.writers import write_records
+    from topology.models import PodEvent
 
-    pod = Pod.objects.filter(cluster=cluster).exclude(node_name="").order_by("id")[step % 50]
-    obj = pod_object(pod)
-    change = f"{step}-{time.time_ns()}"
-    obj["metadata"].setdefault("labels", {})["bench-step"] = change
-    obj["metadata"]["resourceVersion"] = f"bench-{change}"
-    write_records(cluster, MirroredKind.POD, [parse_pod(obj)], timezone.now())
+    relabel_bound_pod(cluster, step)
     event = PodEvent.objects.filter(cluster=cluster).order_by("id").first()
     if event is not None:
         PodEvent.objects.filter(pk=event.pk).update(count=event.count + 1, last_seen=timezone.now())
