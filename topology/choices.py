@@ -179,6 +179,8 @@ class SyncResource(models.TextChoices):
         "ConfigMap of the scheduler configuration (named in the cluster's connection)",
     )
     EVENTS = "events", "Warning events about pods (placement failures)"
+    RESOURCE_SLICES = "resourceslices.resource.k8s.io", "DRA ResourceSlices (resource.k8s.io)"
+    RESOURCE_CLAIMS = "resourceclaims.resource.k8s.io", "DRA ResourceClaims (resource.k8s.io)"
 
 
 class CPUState(ColouredChoices):

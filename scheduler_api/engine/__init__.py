@@ -31,6 +31,11 @@ from scheduler_api.engine.kubelet.reference.explain import (
     ProviderHints,
     explain_admission,
 )
+from scheduler_api.engine.kubelet.reference.node_config import (
+    KubeletCPUPools,
+    kubelet_cpu_pools,
+    kubelet_rules,
+)
 from scheduler_api.engine.kubelet.reference.topologymanager import (
     TopologyHint,
     merge_hints,
@@ -39,7 +44,7 @@ from scheduler_api.engine.model import snapshot
 from scheduler_api.engine.model.errors import (
     AllocationError,
 )
-from scheduler_api.engine.model.kubernetes import pod_request
+from scheduler_api.engine.model.kubernetes import pod_level_resources_set, pod_request
 from scheduler_api.engine.model.results import (
     Reason,
     ReasonCheck,
@@ -74,6 +79,7 @@ from scheduler_api.engine.model.snapshot import (
     OwnerRef,
     PodAllocation,
     PodSpec,
+    PreAllocationMode,
     QoSClass,
     ReservationAllocatePolicy,
     ReservationOwner,
@@ -114,6 +120,7 @@ from scheduler_api.engine.whatif.profiles import (
     parse_scheduler_configuration,
     resolve_judge,
 )
+from scheduler_api.engine.whatif.systems import pod_level_note
 
 __all__ = [
     "ANN_CRANE_AWARENESS",
@@ -151,6 +158,7 @@ __all__ = [
     "PodSpec",
     "ProfileError",
     "QoSClass",
+    "PreAllocationMode",
     "ReservationAllocatePolicy",
     "ReservationOwner",
     "ReservationPhase",
@@ -177,6 +185,8 @@ __all__ = [
     "nrt_numa_policy",
     "parse_scheduler_configuration",
     "place",
+    "pod_level_note",
+    "pod_level_resources_set",
     "pod_request",
     "prepare",
     "quantity_format_of",
@@ -190,4 +200,7 @@ __all__ = [
     "resolve_topology_manager",
     "snapshot",
     "take_cpus",
+    "KubeletCPUPools",
+    "kubelet_cpu_pools",
+    "kubelet_rules",
 ]

@@ -187,14 +187,17 @@ def test_the_compact_form_writes_the_annotations_schedulers_read() -> None:
         ({"pod": manifest(), "replicas": -1}, "replicas"),
         ({"pod": None}, "pod"),  # null is "not given", and then nothing is asked
         ({"pod": {"kind": "Pod", "metadata": {"name": "x"}, "spec": {}}}, "pod.spec.containers"),
-        (  # pod-level resources: not modelled, so refused rather than answered wrongly
+        (  # pod-level resources: only cpu, memory and hugepages, as Kubernetes validates
             {
                 "pod": {
                     **manifest(),
-                    "spec": {**manifest()["spec"], "resources": {"requests": {"cpu": "4"}}},
+                    "spec": {
+                        **manifest()["spec"],
+                        "resources": {"requests": {"nvidia.com/gpu": "1"}},
+                    },
                 }
             },
-            "pod.spec.resources",
+            "pod.spec.resources.requests.nvidia.com/gpu",
         ),
     ],
 )
@@ -354,3 +357,32 @@ def test_a_comparison_keeps_capacity_false_for_every_scheduler(
         "koordinator": None,
         "default": None,
     }
+
+
+def test_a_pod_with_pod_level_resources_is_judged_and_says_how_each_system_read_them(
+    operator: APIClient, trio: Cluster
+) -> None:
+    """The containers ask 1 CPU, the pod 4096: the systems that read spec.resources
+    (scheduler-plugins' and koord-scheduler's NodeResourcesFit) refuse every node for
+    cpu; crane-scheduler, built on k8s.io/api v0.23, never sees them."""
+    body = manifest(cpu="1", memory="1Gi")
+    body["spec"]["resources"] = {"requests": {"cpu": "4096"}}
+    response = post(operator, {"pod": body})
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    rules = answer["judged_by"]["pod_level_resources"]
+    assert len(rules) == len(answer["groups"]) == 3
+    assert any("ignored" in rule and "(crane, built on Kubernetes 1.23)" in rule for rule in rules)
+    assert any("read as the pod's requests" in rule and "koordinator" in rule for rule in rules)
+    short_of_cpu = {
+        node["system"]: any("cpu" in reason for reason in node["reasons"])
+        for node in answer["nodes"]
+    }
+    assert short_of_cpu == {"scheduler-plugins": True, "koordinator": True, "crane": False}
+
+
+def test_a_pod_without_pod_level_resources_gets_no_such_statement(
+    operator: APIClient, trio: Cluster
+) -> None:
+    answer = post(operator, {"pod": manifest()}).json()
+    assert answer["judged_by"]["pod_level_resources"] == []

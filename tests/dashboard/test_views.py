@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 # Fixed bounds, whatever the number of nodes: a regression to N+1 blows them. Each page
 # reads the user's role permissions once (2: their own and their groups').
 OVERVIEW_QUERIES = 15
-NODE_QUERIES = 18  # with the zones' distances, and the node's findings and diagnoses
+NODE_QUERIES = 19  # with the zones' distances, the node's findings and diagnoses, its DRA devices
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 Each case: ``(description, topology, available, count, expected)``; cpusets are
 kubelet's text form. ``expected=None`` means kubelet returns an error (not
 enough CPUs). Distributed cases carry the ``cpuGroupSize`` too. The
-PreferAlignByUncoreCache rows are not ported: that option is not modelled.
+PreferAlignByUncoreCache rows, which need uncore cache tables, are in
+``test_cpu_manager_options.py``.
 """
 
 from __future__ import annotations

@@ -47,9 +47,9 @@ FAMILIES = {"kubelet", "schedulerplugins", "crane", "koordinator"}
 KNOWN_CROSSINGS = {
     ("crane.fast.vector", "schedulerplugins.fast.vector"),
     ("koordinator.fast.vector", "schedulerplugins.fast.vector"),
-    ("kubelet.reference.admission", "schedulerplugins.reference.common"),
+    ("kubelet.reference.node_config", "schedulerplugins.reference.common"),
     ("schedulerplugins.fast.vector", "koordinator.reference.state"),
-    ("schedulerplugins.fast.vector", "kubelet.reference.admission"),
+    ("schedulerplugins.fast.vector", "kubelet.reference.node_config"),
     ("schedulerplugins.fast.vector", "kubelet.cache"),
 }
 

@@ -47,7 +47,7 @@ def _assert_counts_equal_the_reference(
         reference = judgement.fill_copy_by_copy(row, CAPACITY_LIMIT, fast=False)
         counted = judgement.count_copies(node, judgement.system(row), CAPACITY_LIMIT)
         event("counted" if counted is not None else "left to the reference")
-        room = node_fit_count(node, judgement.request, CAPACITY_LIMIT)
+        room = node_fit_count(node, judgement.request_of(judgement.system(row)), CAPACITY_LIMIT)
         limited = "zones limit" if reference < room else "node limit"
         event(f"copies: {'0' if reference == 0 else limited}")
         if counted is not None:

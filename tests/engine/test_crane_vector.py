@@ -66,21 +66,21 @@ def any_pods(draw: st.DrawFn) -> PodSpec:
 
 def _shared_groups(judgement: Judgement) -> int:
     crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
-    rows = crane & node_fit(judgement.index, judgement.request)
+    rows = crane & node_fit(judgement.index, judgement.request_of(Scheduler.CRANE))
     config = judgement.configs.crane
     return len(shared_verdicts(judgement.index, judgement.pod, rows, config))
 
 
 def _aware_rows(judgement: Judgement) -> int:
     crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
-    rows = crane & node_fit(judgement.index, judgement.request)
+    rows = crane & node_fit(judgement.index, judgement.request_of(Scheduler.CRANE))
     found = aware_verdicts(judgement.index, judgement.pod, rows, judgement.configs.crane)
     return 0 if found is None else int(found.decided.sum())
 
 
 def _greedy_rows(judgement: Judgement) -> int:
     crane = judgement.systems == SYSTEM_CODES[Scheduler.CRANE]
-    rows = crane & node_fit(judgement.index, judgement.request)
+    rows = crane & node_fit(judgement.index, judgement.request_of(Scheduler.CRANE))
     found = greedy_verdicts(judgement.index, judgement.pod, rows, judgement.configs.crane)
     return 0 if found is None else int(found.decided.sum())
 
@@ -90,7 +90,6 @@ def _assert_rows_equal_the_reference(judgement: Judgement, snapshot: ClusterSnap
     for row, node in enumerate(snapshot.nodes):
         reference = judge_node(
             node, judgement.pod, judgement.system(row), judgement.configs, (),
-            request=judgement.request,
         )  # fmt: skip
         verdict = judgement.verdict(row)
         assert (verdict.fits, verdict.reasons, verdict.notes) == (
@@ -228,7 +227,7 @@ def test_wide_greedy_nodes_equal_the_reference(data: st.DataObject, cpu: int) ->
     pod = PodSpec("ns", "whole", containers=(whole,))
     judgement = evaluate(ClusterSnapshot(nodes), pod, scheduler="crane")._judgement
     event(f"greedy rows decided on their zones: {_greedy_rows(judgement)}")
-    cap = node_fit_counts(judgement.index, judgement.request, CAPACITY_LIMIT)
+    cap = node_fit_counts(judgement.index, judgement.request_of(Scheduler.CRANE), CAPACITY_LIMIT)
     never_empty = judgement.columns[Scheduler.CRANE].never_empty
     counted = (never_empty >= 0) & (cap <= never_empty)
     event(f"greedy rows counted on the columns: {int(counted.sum())}")

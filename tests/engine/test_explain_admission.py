@@ -4,6 +4,8 @@ which provider has no hint the policy accepts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from scheduler_api.engine import explain_admission
 from scheduler_api.engine.model.snapshot import (
     ContainerSpec,
@@ -19,11 +21,13 @@ GI = 2**30
 TWO_ZONES = tuple((cpu, cpu, cpu // 4, cpu // 4) for cpu in range(8))  # 4 CPUs per zone
 
 
-def node(policy: TopologyManagerPolicy, *, gpus: tuple[int, int] = (0, 0)) -> NodeSnapshot:
+def node(
+    policy: TopologyManagerPolicy, *, gpus: tuple[int, int] = (0, 0), free_gi: int = 6
+) -> NodeSnapshot:
     def zone(numa: int) -> Zone:
         resources = {
             "cpu": ResourceAmounts(4000, 4000, 4000),
-            "memory": ResourceAmounts(8 * GI, 8 * GI, 6 * GI),
+            "memory": ResourceAmounts(8 * GI, 8 * GI, free_gi * GI),
         }
         if any(gpus):
             resources["nvidia.com/gpu"] = ResourceAmounts(1, 1, gpus[numa])
@@ -63,9 +67,32 @@ def test_more_cpus_than_a_zone_holds_is_the_cpu_providers_refusal() -> None:
 
 
 def test_memory_wider_than_a_zone_is_the_memory_providers_refusal() -> None:
-    explained = explain_admission(node(TopologyManagerPolicy.SINGLE_NUMA_NODE), pod(2, 7))
+    # no memory assigned yet (available == allocatable): both zones together are the
+    # Memory Manager's only hint, which single-numa-node does not accept
+    free = node(TopologyManagerPolicy.SINGLE_NUMA_NODE, free_gi=8)
+    explained = explain_admission(free, pod(2, 10))
     assert not explained.admitted and explained.blocking == ("memory",)
+    assert providers(explained)["memory"] == (False, [([0, 1], True)])
     assert any("Static Memory Manager" in note for note in explained.notes)
+
+
+def test_zones_holding_single_numa_memory_give_no_multi_numa_hint() -> None:
+    # memory already assigned on both zones (available < allocatable): the Static
+    # policy offers no hint spanning them, so it has no preference for the Topology
+    # Manager and refuses the pod only when it allocates
+    explained = explain_admission(node(TopologyManagerPolicy.SINGLE_NUMA_NODE), pod(2, 7))
+    assert explained.admitted and "memory" not in providers(explained)
+    assert any("refuses the pod when it allocates" in note for note in explained.notes)
+    assert any("multi-NUMA groups" in note for note in explained.notes)
+
+
+def test_a_node_running_the_none_memory_policy_gives_no_memory_hints() -> None:
+    none = replace(
+        node(TopologyManagerPolicy.SINGLE_NUMA_NODE, free_gi=8),
+        nrt_attributes={"memoryManagerPolicy": "None"},
+    )
+    explained = explain_admission(none, pod(2, 10))
+    assert explained.admitted and "memory" not in providers(explained)
 
 
 def test_cpus_and_a_device_on_different_zones_refuse_together_not_alone() -> None:

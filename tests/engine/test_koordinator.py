@@ -579,7 +579,7 @@ def test_a_reservation_the_pod_would_over_ask_scores_nothing_for_that_resource()
     large = _web_reservation(node, "b", frozenset({4, 5, 6, 7}), 1, memory=16 * GI)
     spec = lsr_pod("4", "4Gi", labels={"app": "web"})
     split = split_reservations(node, spec, (small, large))
-    assert nominate(split, {"cpu": 4000, "memory": 4 * GI}) is large
+    assert nominate(node, spec, split, {"cpu": 4000, "memory": 4 * GI}) is large
 
 
 def test_a_pod_placed_from_a_reservation_records_it_and_uses_it_up() -> None:

@@ -101,7 +101,8 @@ def test_full_pcpus_only_takes_the_cores_beside_no_reserved_cpu() -> None:
 def test_options_the_kubelet_refuses_at_start_up_refuse_the_pod_on_that_node_only(
     cpus, policy, options, why
 ) -> None:
-    node = static_node(cpus, policy, cpu_manager_options=options)
+    alpha_on = {"CPUManagerPolicyAlphaOptions": True}  # these options are alpha at v1.35
+    node = static_node(cpus, policy, cpu_manager_options=options, kubelet_feature_gates=alpha_on)
     pinning = kubelet_pinning(node, guaranteed_pod(2))
     assert pinning.cpuset is None
     assert pinning.reason is not None and pinning.reason.check is ReasonCheck.KUBELET_ADMISSION

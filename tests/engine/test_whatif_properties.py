@@ -45,9 +45,7 @@ def test_the_bulk_verdicts_equal_the_reference_node_by_node(
         snapshot, pod, scheduler=scheduler, scoring=scoring, weights=weights  # type: ignore[arg-type]
     ), result.nodes)  # fmt: skip
     for row, node in enumerate(snapshot.nodes):
-        reference = judge_node(
-            node, pod, judgement.system(row), judgement.configs, (), request=judgement.request
-        )
+        reference = judge_node(node, pod, judgement.system(row), judgement.configs, ())
         assert bool(judgement.fits[row]) == reference.fits, node
         want = NO_SCORE if reference.score is None or not reference.fits else reference.score
         assert int(judgement.score[row]) == want, node

@@ -48,6 +48,8 @@ GRANTS = {
     ("topology.crane.io", "noderesourcetopologies", "cluster"): {"get", "list", "watch"},
     ("scheduling.koordinator.sh", "reservations", "cluster"): {"get", "list", "watch", "create"},
     ("", "configmaps", "koordinator-system"): {"get", "list", "watch", "update"},
+    ("resource.k8s.io", "resourceslices", "cluster"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims", "cluster"): {"get", "list", "watch"},
 }
 
 

@@ -25,6 +25,7 @@ from topology.adapters.parts import (
     add_requests,
     allocation,
     pod_spec,
+    reservation_option_fields,
     reservation_snapshot,
     zones_of,
 )
@@ -75,6 +76,7 @@ POD_FIELDS = (
     "overhead",
     "owner_references",
     "priority",
+    "resources",
 )
 ALLOCATION_FIELDS = (
     "node_name",
@@ -90,7 +92,7 @@ Row = dict[str, Any]
 
 # The JSON columns a PodSpec reads: `stored_pod_specs` leaves them undecoded until asked.
 POD_SPEC_JSON = ("labels", "annotations", "containers", "init_containers", "overhead",
-                 "owner_references")  # fmt: skip
+                 "owner_references", "resources")  # fmt: skip
 
 
 def stored_pod_specs(
@@ -119,6 +121,7 @@ def _row_pod_spec(row: Row) -> PodSpec:
         overhead=row["overhead"],
         owner_references=row["owner_references"],
         priority=row["priority"],
+        resources=row["resources"],
     )
 
 
@@ -265,6 +268,8 @@ def _reservation_snapshot(stored: Reservation) -> ReservationSnapshot:
         cpuset=parse_cpulist(stored.cpuset),
         numa_resources=stored.numa_resources,
         current_owners=stored.current_owners,
+        pre_allocation=stored.pre_allocation,
+        **reservation_option_fields(stored.raw),
     )
 
 

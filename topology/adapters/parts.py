@@ -22,6 +22,7 @@ from scheduler_api.engine import (
     OwnerRef,
     PodAllocation,
     PodSpec,
+    PreAllocationMode,
     ReservationAllocatePolicy,
     ReservationOwner,
     ReservationPhase,
@@ -32,6 +33,8 @@ from scheduler_api.engine import (
     quantity_format_of,
     reservation_uid_of,
 )
+from topology.parsers.errors import ObjectParseError
+from topology.parsers.reservation import parse_reservation_options
 
 RESOURCE_SPEC = "scheduling.koordinator.sh/resource-spec"
 
@@ -117,7 +120,9 @@ def pod_spec(
     owner_references: Iterable[Mapping[str, Any]] = (),
     priority: int | None = None,
     raw_spec: Mapping[str, Any] | None = None,
+    resources: Mapping[str, Mapping[str, int]] | None = None,
 ) -> PodSpec:
+    """`resources`: the pod's spec.resources as stored ({"requests", "limits"})."""
     spec = raw_spec or {}
     return PodSpec(
         namespace=namespace,
@@ -131,6 +136,7 @@ def pod_spec(
         owner_refs=owner_refs(owner_references),
         priority_class_name=str(spec.get("priorityClassName", "")),
         priority=priority,
+        pod_resources={kind: dict(amounts) for kind, amounts in (resources or {}).items()},
     )
 
 
@@ -242,9 +248,16 @@ def reservation_snapshot(
     cpuset: frozenset[int],
     numa_resources: Mapping[Any, Mapping[str, int]],
     current_owners: Iterable[Mapping[str, Any]],
+    labels: Mapping[str, str] | None = None,
+    restricted_options: str | None = None,
+    pre_allocation: bool = False,
+    pre_allocation_mode: str = "",
+    pre_allocation_multiple: bool = False,
 ) -> ReservationSnapshot:
-    """A Reservation for the engine; an unknown allocatePolicy reads as the default."""
+    """A Reservation for the engine; an unknown allocatePolicy reads as the default, an
+    unknown pre-allocation mode as unset."""
     known = allocate_policy in set(ReservationAllocatePolicy)
+    mode = pre_allocation_mode if pre_allocation_mode in set(PreAllocationMode) else ""
     return ReservationSnapshot(
         name=name,
         uid=uid,
@@ -261,4 +274,24 @@ def reservation_snapshot(
         cpuset=cpuset,
         numa_resources={int(k): dict(v) for k, v in numa_resources.items()},
         current_owners=object_refs(current_owners),
+        labels=dict(labels or {}),
+        restricted_options=restricted_options,
+        pre_allocation=pre_allocation,
+        pre_allocation_mode=PreAllocationMode(mode),
+        pre_allocation_multiple=pre_allocation_multiple,
     )
+
+
+def reservation_option_fields(raw: Any) -> dict[str, Any]:
+    """`reservation_snapshot`'s option arguments read off a stored Reservation's raw JSON
+    (no column holds them); none for a raw object that no longer parses."""
+    try:
+        options = parse_reservation_options(raw)
+    except ObjectParseError:
+        return {}
+    return {
+        "labels": options.labels,
+        "restricted_options": options.restricted_options,
+        "pre_allocation_mode": options.pre_allocation_mode,
+        "pre_allocation_multiple": options.pre_allocation_multiple,
+    }

@@ -43,6 +43,7 @@ def pod_spec_of(record: PodRecord, raw: dict[str, Any] | None = None) -> PodSpec
         overhead=record.overhead,
         owner_references=record.owner_references,
         priority=record.priority,
+        resources=record.resources,
         raw_spec=(raw or {}).get("spec") if isinstance((raw or {}).get("spec"), dict) else None,
     )
 
@@ -132,6 +133,11 @@ def reservation_snapshot_of(record: ReservationRecord) -> ReservationSnapshot:
         cpuset=(alloc.cpuset or frozenset()) if alloc else frozenset(),
         numa_resources=alloc.numa_resources if alloc else {},
         current_owners=record.current_owners,
+        labels=record.options.labels,
+        restricted_options=record.options.restricted_options,
+        pre_allocation=record.pre_allocation,
+        pre_allocation_mode=record.options.pre_allocation_mode,
+        pre_allocation_multiple=record.options.pre_allocation_multiple,
     )
 
 

@@ -3,4 +3,4 @@
 One module per topic; importing them registers their ModelAdmins.
 """
 
-from topology.admin import apply, mirror, policies, qos, scheduling  # noqa: F401
+from topology.admin import apply, dra, mirror, policies, qos, scheduling  # noqa: F401

@@ -3,7 +3,8 @@ the test suite's: `tests/demo_checks`).
 
 `generate_demo_objects` is plain Python (no Django): it returns the items `kubectl get
 -o json` would list for nodes, NodeResourceTopologies of every flavour, pods,
-Koordinator Reservations, the slo-controller-config ConfigMap and namespaces.
+Koordinator Reservations, the slo-controller-config ConfigMap, namespaces, and a DRA
+ResourceSlice with a ResourceClaim (`dra`).
 """
 
 from .cluster import generate_demo_objects

@@ -10,6 +10,7 @@ from typing import Any
 from scheduler_api.engine import Flavour
 
 from .capacity import build_ledger, koordinator_cpus
+from .dra import dra_node, dra_objects
 from .general_pods import add_daemonsets, add_finished_job, add_shared_pool_pods
 from .koordinator import KoordinatorNode
 from .koordinator_node import populate_koordinator
@@ -66,6 +67,7 @@ def generate_demo_objects(
     objects += topologies + pods + [render_reservation(ctx, draft) for draft in reservations]
     objects.append(render_slo_controller_config(ctx))
     objects += problem_objects(ctx, plans)
+    objects += dra_objects(ctx.cluster, dra_node(plans), pods)
     names = sorted(namespaces_used(objects))
     return [render_namespace(ctx, name, ordinal) for ordinal, name in enumerate(names)] + objects
 

@@ -7,6 +7,12 @@ One module per topic; every model is importable from `topology.models`.
 
 from topology.models.desired import ApplyRecord, NodePolicy, QoSDraft, ReferencePod
 from topology.models.diagnosis import Finding, PodDiagnosis, PodEvent
+from topology.models.dra import (
+    ResourceClaim,
+    ResourceClaimDevice,
+    ResourceSlice,
+    ResourceSliceDevice,
+)
 from topology.models.mirror import (
     Cluster,
     CPUTuple,
@@ -51,6 +57,10 @@ __all__ = [
     "ReferencePod",
     "Reservation",
     "ResctrlSetting",
+    "ResourceClaim",
+    "ResourceClaimDevice",
+    "ResourceSlice",
+    "ResourceSliceDevice",
     "SchedulerConfiguration",
     "SyncError",
     "SyncLease",

@@ -246,6 +246,12 @@ class Pod(ObservedModel):
         help_text="what explains a placement: reason, message, the PodScheduled condition, "
         "containers' waiting/termination reasons (topology.parsers.pod.status_of)",
     )
+    resources = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="spec.resources (pod-level requests and limits, defaulted): "
+        "{requests, limits}; {} when the pod sets none",
+    )
     row_hash = models.GeneratedField(
         expression=RowHash("namespace", "name", "content_hash"),
         output_field=models.BigIntegerField(),

@@ -18,6 +18,13 @@ from topology.parsers.nrt import TopologyRecord, parse_nrt
 from topology.parsers.pod import PodRecord, parse_pod
 from topology.parsers.qos_config import QoSConfigRecord, is_qos_configmap, parse_qos_configmap
 from topology.parsers.reservation import ReservationRecord, parse_reservation
+from topology.parsers.resource_slice import API_GROUP as DRA_API_GROUP
+from topology.parsers.resource_slice import (
+    ResourceClaimRecord,
+    ResourceSliceRecord,
+    parse_resource_claim,
+    parse_resource_slice,
+)
 from topology.parsers.scheduler_config import (
     SchedulerConfigRecord,
     holds_scheduler_configuration,
@@ -32,6 +39,8 @@ Record = (
     | QoSConfigRecord
     | SchedulerConfigRecord
     | EventRecord
+    | ResourceSliceRecord
+    | ResourceClaimRecord
 )
 
 
@@ -43,6 +52,8 @@ class MirroredKind(StrEnum):
     QOS_CONFIG = "QoSConfig"
     SCHEDULER_CONFIG = "SchedulerConfiguration"
     EVENT = "Event"
+    RESOURCE_SLICE = "ResourceSlice"
+    RESOURCE_CLAIM = "ResourceClaim"
 
 
 _CORE_KINDS = {  # of apiVersion v1
@@ -51,7 +62,12 @@ _CORE_KINDS = {  # of apiVersion v1
     "Event": MirroredKind.EVENT,
 }
 # Mirrored under (namespace, name); every other kind under its name alone.
-NAMESPACED_KINDS = frozenset({MirroredKind.POD, MirroredKind.EVENT})
+NAMESPACED_KINDS = frozenset({MirroredKind.POD, MirroredKind.EVENT, MirroredKind.RESOURCE_CLAIM})
+# DRA kinds (resource.k8s.io): mirrored and drawn, not judged (parsers.resource_slice).
+_DRA_KINDS = {
+    "ResourceSlice": MirroredKind.RESOURCE_SLICE,
+    "ResourceClaim": MirroredKind.RESOURCE_CLAIM,
+}
 _PARSERS = {
     MirroredKind.NODE: parse_node,
     MirroredKind.TOPOLOGY: parse_nrt,
@@ -60,6 +76,8 @@ _PARSERS = {
     MirroredKind.QOS_CONFIG: parse_qos_configmap,
     MirroredKind.SCHEDULER_CONFIG: parse_scheduler_configmap,
     MirroredKind.EVENT: parse_event,
+    MirroredKind.RESOURCE_SLICE: parse_resource_slice,
+    MirroredKind.RESOURCE_CLAIM: parse_resource_claim,
 }
 
 
@@ -85,6 +103,8 @@ def classify(obj: Any) -> MirroredKind | None:
         return MirroredKind.RESERVATION
     if kind == "Event" and api_version.startswith("events.k8s.io/"):
         return MirroredKind.EVENT
+    if kind in _DRA_KINDS and api_version.startswith(f"{DRA_API_GROUP}/"):
+        return _DRA_KINDS[kind]
     if api_version == "v1":
         return _CORE_KINDS.get(kind)
     return None

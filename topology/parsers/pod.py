@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from scheduler_api.engine import ContainerSpec, PodSpec
+from scheduler_api.engine import ContainerSpec, PodSpec, pod_request
 from topology.choices import AllocationSource
 from topology.domain.pod_phases import FINISHED_PHASES, rejected_at_admission
 from topology.parsers.cpulist import parse_cpulist
@@ -73,6 +73,8 @@ class PodRecord:
     allocations: tuple[AllocationRecord, ...] = field(default=())
     created_at: datetime | None = None
     status: dict[str, Any] = field(default_factory=dict)  # `status_of`
+    # spec.resources after API defaulting: {"requests": {...}, "limits": {...}}, {} if unset
+    resources: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def rejected(self) -> bool:
@@ -96,6 +98,7 @@ def parse_pod(obj: Any) -> PodRecord:
     annotations = metadata.string_map("annotations")
     containers = _containers(spec, "containers", required=True)
     init_containers = _containers(spec, "initContainers", required=False)
+    resources = _pod_resources(spec, containers, init_containers)
     record = PodRecord(
         namespace=metadata.get("namespace", str, default="default"),
         name=metadata.get("name", str),
@@ -104,7 +107,7 @@ def parse_pod(obj: Any) -> PodRecord:
         node_name=spec.get("nodeName", str, default=""),
         phase=status.get("phase", str, default="Pending"),
         qos_class=status.get("qosClass", str, default="")
-        or qos_class_of(containers, init_containers),
+        or qos_class_of(containers, init_containers, resources),
         scheduler_name=spec.get("schedulerName", str, default="default-scheduler"),
         priority=spec.get("priority", int, default=None),
         labels=metadata.string_map("labels"),
@@ -119,25 +122,31 @@ def parse_pod(obj: Any) -> PodRecord:
         # metadata is an object here: the name was read from it above
         created_at=parse_timestamp(reader.obj["metadata"].get("creationTimestamp")),
         status=status_of(reader.obj.get("status")),
+        resources=resources,
     )
     # the kubelet refused it: whatever a scheduler annotated, it holds nothing
     return replace(record, allocations=()) if record.rejected else record
 
 
 def qos_class_of(
-    containers: tuple[ContainerRecord, ...], init_containers: tuple[ContainerRecord, ...] = ()
+    containers: tuple[ContainerRecord, ...],
+    init_containers: tuple[ContainerRecord, ...] = (),
+    resources: dict[str, dict[str, int]] | None = None,
 ) -> str:
     """Kubernetes' QoS class, by the engine's rule (used when status.qosClass is absent)."""
-    return containers_pod(containers, init_containers).qos_class.value
+    return containers_pod(containers, init_containers, resources=resources).qos_class.value
 
 
 def containers_pod(
     containers: tuple[ContainerRecord, ...],
     init_containers: tuple[ContainerRecord, ...] = (),
     overhead: dict[str, int] | None = None,
+    *,
+    resources: dict[str, dict[str, int]] | None = None,
 ) -> PodSpec:
-    """A nameless engine pod of these containers: what the engine's rules read to give a
-    pod's QoS class and requests (`PodSpec.qos_class`, `pod_request`)."""
+    """A nameless engine pod of these containers (and pod-level `resources`): what the
+    engine's rules read to give a pod's QoS class and requests (`PodSpec.qos_class`,
+    `pod_request`)."""
 
     def spec(record: ContainerRecord) -> ContainerSpec:
         return ContainerSpec(
@@ -150,7 +159,83 @@ def containers_pod(
         containers=tuple(map(spec, containers)),
         init_containers=tuple(map(spec, init_containers)),
         overhead=overhead or {},
+        pod_resources=resources or {},
     )
+
+
+# Pod-level resources (spec.resources, KEP-2837). Kubernetes validation admits only these
+# names there (component-helpers/resource/helpers.go IsSupportedPodLevelResource).
+POD_LEVEL_NAMES = ("cpu", "memory")
+HUGEPAGES = "hugepages-"
+
+
+def _pod_resources(
+    spec: Section,
+    containers: tuple[ContainerRecord, ...],
+    init_containers: tuple[ContainerRecord, ...],
+) -> dict[str, dict[str, int]]:
+    """spec.resources, read as container resources are, then defaulted as the API
+    server does (`_default_pod_resources`); {} when the pod sets none."""
+    raw = spec.get("resources", dict, default={})
+    path = f"{spec.path}.resources"
+    amounts = {
+        kind: spec.reader.convert(f"{path}.{kind}", raw.get(kind), parse_resource_list)
+        for kind in ("requests", "limits")
+    }
+    for kind, found in amounts.items():
+        for name in found:
+            if name not in POD_LEVEL_NAMES and not name.startswith(HUGEPAGES):
+                raise spec.reader.error(
+                    f"{path}.{kind}.{name}",
+                    "pod-level resources support only cpu, memory and hugepages-<size>",
+                )
+    if not amounts["requests"] and not amounts["limits"]:
+        return {}
+    return _default_pod_resources(
+        amounts["requests"], amounts["limits"], containers, init_containers
+    )
+
+
+def _default_pod_resources(
+    requests: dict[str, int],
+    limits: dict[str, int],
+    containers: tuple[ContainerRecord, ...],
+    init_containers: tuple[ContainerRecord, ...],
+) -> dict[str, dict[str, int]]:
+    """kubernetes pkg/apis/core/v1/defaults.go (stored master after v1.35) SetDefaults_Pod:
+    `defaultHugePagePodLimits` (a hugepages limit of the containers' aggregate, unless
+    the pod requests that size itself), then `defaultPodRequests` (with pod-level limits
+    set, a missing cpu or memory request is the containers' aggregate request, else the
+    pod-level limit). `defaultPodLimits` (newer still) is not applied: it only changes
+    limits, which a stored pod already carries."""
+    limits = dict(limits)
+    container_limits = _aggregate(containers, init_containers, limits=True)
+    for name, amount in container_limits.items():
+        if name.startswith(HUGEPAGES) and name not in requests:
+            limits.setdefault(name, amount)
+    requests = dict(requests)
+    if limits:
+        container_requests = _aggregate(containers, init_containers, limits=False)
+        for name, amount in container_requests.items():
+            if name in POD_LEVEL_NAMES:  # supported, and may be overcommitted
+                requests.setdefault(name, amount)
+        for name, amount in limits.items():
+            requests.setdefault(name, amount)
+    return {"requests": requests, "limits": limits}
+
+
+def _aggregate(
+    containers: tuple[ContainerRecord, ...],
+    init_containers: tuple[ContainerRecord, ...],
+    *,
+    limits: bool,
+) -> dict[str, int]:
+    """AggregateContainerRequests (or AggregateContainerLimits): the engine's rule on a
+    pod of these containers alone."""
+    if limits:
+        containers = tuple(replace(c, requests=c.limits) for c in containers)
+        init_containers = tuple(replace(c, requests=c.limits) for c in init_containers)
+    return pod_request(containers_pod(containers, init_containers))
 
 
 def _containers(spec: Section, key: str, *, required: bool) -> tuple[ContainerRecord, ...]:

@@ -1,8 +1,14 @@
-"""Koordinator `Reservation` (scheduling.koordinator.sh/v1alpha1) → ReservationRecord."""
+"""Koordinator `Reservation` (scheduling.koordinator.sh/v1alpha1) → ReservationRecord.
+
+Fields as in koordinator v1.8.0 apis/scheduling/v1alpha1/reservation_types.go; the
+options koord-scheduler reads off the object's metadata (apis/extension/reservation.go)
+are in `ReservationOptions`, which `parse_reservation_options` also reads off a stored
+object's raw JSON.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +28,25 @@ from topology.parsers.quantity import parse_resource_list
 API_VERSION = "scheduling.koordinator.sh/v1alpha1"
 DEFAULT_TTL_SECONDS = 24 * 3600
 _OWNER_KINDS = ("object", "controller", "labelSelector")
+RESTRICTED_OPTIONS = "scheduling.koordinator.sh/reservation-restricted-options"
+PRE_ALLOCATION_MODES = ("Default", "Cluster")
+
+
+@dataclass(frozen=True)
+class ReservationOptions:
+    """What koord-scheduler reads of a Reservation besides its spec and status basics.
+
+    `labels`: metadata.labels (reservation-order). `restricted_options`: the raw
+    reservation-restricted-options annotation, None when absent (koord-scheduler parses
+    it itself; a malformed one makes the reservation unmatchable, not the object
+    invalid). `pre_allocation_mode` ("" when unset) and `pre_allocation_multiple`:
+    spec.preAllocationPolicy.{mode, enableMultiple}.
+    """
+
+    labels: dict[str, str] = field(default_factory=dict)
+    restricted_options: str | None = None
+    pre_allocation_mode: str = ""
+    pre_allocation_multiple: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,6 +71,7 @@ class ReservationRecord:
     current_owners: list[dict[str, Any]]
     allocation: AllocationRecord | None
     raw: dict[str, Any]
+    options: ReservationOptions = field(default_factory=ReservationOptions)
 
 
 def parse_reservation(obj: Any) -> ReservationRecord:
@@ -78,6 +104,26 @@ def parse_reservation(obj: Any) -> ReservationRecord:
         current_owners=reader.get("status.currentOwners", list, default=[]),
         allocation=parse_resource_status(reader, status_raw) if status_raw else None,
         raw=obj,
+        options=_options(reader),
+    )
+
+
+def parse_reservation_options(obj: Any) -> ReservationOptions:
+    """`ReservationOptions` of a Reservation's JSON (a stored object's raw included)."""
+    return _options(Reader(obj, "Reservation"))
+
+
+def _options(reader: Reader) -> ReservationOptions:
+    mode = reader.get("spec.preAllocationPolicy.mode", str, default="")
+    if mode and mode not in PRE_ALLOCATION_MODES:
+        raise reader.error("spec.preAllocationPolicy.mode", f"unknown pre-allocation mode {mode!r}")
+    return ReservationOptions(
+        labels=reader.string_map("metadata.labels"),
+        restricted_options=reader.string_map("metadata.annotations").get(RESTRICTED_OPTIONS),
+        pre_allocation_mode=mode,
+        pre_allocation_multiple=reader.get(
+            "spec.preAllocationPolicy.enableMultiple", bool, default=False
+        ),
     )
 
 

@@ -25,6 +25,7 @@ from topology.models import (
 )
 from topology.parsers.quantity import format_resource_list
 from topology.selectors.common import related_or_none
+from topology.selectors.dra import NumaDevices, by_numa_node, node_dra_devices
 from topology.selectors.overview import node_row, zones_of
 from topology.selectors.types import Amounts, NodeRow, ZoneCell
 from topology.services.mirror.cpu_state import NodeCPUState, node_cpu_state
@@ -84,6 +85,8 @@ class NodeDetail:
     zone_rows: list[ZoneCountRow] = field(default_factory=list)
     distances: list[tuple[str, list[str]]] = field(default_factory=list)
     devices: list[DeviceRow] = field(default_factory=list)
+    # DRA devices (ResourceSlices) by NUMA node, beside the NRT zones: shown, not judged.
+    dra: list[NumaDevices] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def node_detail(cluster: Cluster, name: str) -> NodeDetail:
         zone_rows=zone_rows(row.zones, state, claims_by_zone(allocations)),
         distances=distance_rows(topology),
         devices=device_rows(row.zones),
+        dra=by_numa_node(node_dra_devices(cluster, node.name)),
     )
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 
 from topology.choices import SyncResource
 from topology.parsers import MirroredKind
+from topology.parsers.resource_slice import API_GROUP as DRA_API_GROUP
+from topology.parsers.resource_slice import READABLE_VERSIONS as DRA_READABLE_VERSIONS
 
 QOS_NAMESPACE = "koordinator-system"
 QOS_CONFIGMAP = "slo-controller-config"
@@ -112,8 +114,26 @@ RESERVATIONS = Resource(
     "reservations",
     readable_versions=("v1alpha1",),
 )
+# DRA (built into Kubernetes, GA in 1.34): optional like the CRDs above; a cluster that
+# does not serve resource.k8s.io (or not at a version the parser reads) skips them.
+RESOURCE_SLICES = Resource(
+    SyncResource.RESOURCE_SLICES,
+    MirroredKind.RESOURCE_SLICE,
+    "ResourceSlice",
+    DRA_API_GROUP,
+    "resourceslices",
+    readable_versions=DRA_READABLE_VERSIONS,
+)
+RESOURCE_CLAIMS = Resource(
+    SyncResource.RESOURCE_CLAIMS,
+    MirroredKind.RESOURCE_CLAIM,
+    "ResourceClaim",
+    DRA_API_GROUP,
+    "resourceclaims",
+    readable_versions=DRA_READABLE_VERSIONS,
+)
 CORE_RESOURCES = (NODES, PODS, EVENTS, QOS_CONFIG)
-GROUP_RESOURCES = (NRT_UPSTREAM, NRT_CRANE, RESERVATIONS)
+GROUP_RESOURCES = (NRT_UPSTREAM, NRT_CRANE, RESERVATIONS, RESOURCE_SLICES, RESOURCE_CLAIMS)
 # Nodes first: NRTs need their Node, pods and reservations link to it. Events follow
 # their pods (a pod's events are read beside it, never before it).
 SYNC_ORDER = (
@@ -125,6 +145,8 @@ SYNC_ORDER = (
     SyncResource.RESERVATIONS,
     SyncResource.QOS_CONFIG,
     SyncResource.SCHEDULER_CONFIG,
+    SyncResource.RESOURCE_SLICES,
+    SyncResource.RESOURCE_CLAIMS,
 )
 
 

@@ -37,6 +37,7 @@ from topology.sync.writer import FlushHook, MirrorWriter, relaxed_commits
 
 logger = logging.getLogger(__name__)
 AfterList = Callable[[int], None]
+NOT_SERVED_ON_LIST = "no longer served (its list answered 404 Not Found)"
 
 
 class ClusterSync:
@@ -157,8 +158,11 @@ class ClusterSync:
                     resource, self._make_lister, self._handle, self._stop, prepare=prepare
                 )
             except ResourceGone:
+                # Discovery named it but its list is 404 (a CRD removed since, an API
+                # turned off): not served, as a collection discovery leaves out.
                 self._writer.abandon_list(resource)
-                self.report.not_served[resource.sync] = "no longer served"
+                self.report.not_served[resource.sync] = NOT_SERVED_ON_LIST
+                state.plan_states(self.cluster, {}, {resource.sync: NOT_SERVED_ON_LIST})
                 versions.pop(resource, None)
             except ListFailed as exc:
                 self._writer.abandon_list(resource)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduler_api.api.serializers.common import amounts_field, string_map_field
 from scheduler_api.api.serializers.policies import NodePolicySerializer
 from scheduler_api.api.serializers.reservations import NodeReservationSerializer
 from topology.choices import Flavour, TopologyManagerPolicy, TopologyManagerScope
-from topology.models import NodeFigures, NodeTopology
+from topology.models import Node, NodeFigures, NodeTopology
+from topology.selectors.dra import node_dra_devices
 
 _NOT_COMPUTED = "null until the node's figures are computed"
 _FREE_TOTAL = "CPUs (whole logical CPUs) free for an exclusive pod on the node; " + _NOT_COMPUTED
@@ -108,6 +112,41 @@ class NodeFiguresSerializer(serializers.ModelSerializer):
         }
 
 
+class DRAHolderSerializer(serializers.Serializer):
+    claim = serializers.CharField(help_text="the ResourceClaim holding the device, namespace/name")
+    request = serializers.CharField(help_text="the claim's request the device was allocated for")
+    pods = serializers.ListField(
+        child=serializers.CharField(), help_text="namespace/name of the pods it is reserved for"
+    )
+
+
+class DRADeviceSerializer(serializers.Serializer):
+    """One device a DRA ResourceSlice publishes on the node. Shown, not judged: the what-if
+    does not consider DRA devices or claims yet."""
+
+    driver = serializers.CharField()
+    pool = serializers.CharField()
+    name = serializers.CharField()
+    numa_node = serializers.IntegerField(
+        allow_null=True, help_text="NUMA node id (null: no known NUMA attribute names one)"
+    )
+    numa_attribute = serializers.CharField(
+        help_text="the qualified attribute that gave numa_node (resource.kubernetes.io/numaNode, "
+        "or a vendor's); empty when unknown"
+    )
+    attributes = serializers.DictField(
+        help_text='qualified name → the attribute as the API writes it ({"string": …}, '
+        '{"int": …}, {"version": …}, {"bool": …} or a list form)'
+    )
+    capacity = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="qualified name → exact integer: the quantity's value in whole units, "
+        "rounded up (bytes for memory capacities, a count otherwise)",
+    )
+    held = serializers.BooleanField(help_text="an allocated ResourceClaim holds it")
+    held_by = DRAHolderSerializer(many=True)
+
+
 class NodeDetailSerializer(serializers.Serializer):
     name = serializers.CharField()
     uid = serializers.CharField()
@@ -126,3 +165,12 @@ class NodeDetailSerializer(serializers.Serializer):
         help_text="the node.koordinator.sh/reservation annotation",
     )
     desired_policy = NodePolicySerializer(allow_null=True)
+    dra_devices = serializers.SerializerMethodField(
+        help_text="devices DRA ResourceSlices publish on the node, by driver, pool and name, "
+        "each with its NUMA node and whether a ResourceClaim holds it; shown, not judged"
+    )
+
+    @extend_schema_field(DRADeviceSerializer(many=True))
+    def get_dra_devices(self, node: Node) -> list[dict[str, Any]]:
+        devices = node_dra_devices(node.cluster_id, node.name)
+        return DRADeviceSerializer(devices, many=True).data  # type: ignore[return-value]

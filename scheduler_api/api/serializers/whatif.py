@@ -80,7 +80,9 @@ class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
     pod = ManifestField(
         required=False,
         allow_null=True,
-        help_text="a Kubernetes Pod manifest (v1 Pod); null: not given",
+        help_text="a Kubernetes Pod manifest (v1 Pod); null: not given. Pod-level "
+        "resources (spec.resources: cpu, memory, hugepages-<size>) are read as each "
+        "scheduler reads them (see judged_by.pod_level_resources)",
     )
     containers = CompactContainerSerializer(many=True, required=False, allow_empty=False)
     init_containers = CompactContainerSerializer(many=True, required=False)
@@ -243,6 +245,14 @@ class JudgedBySerializer(serializers.Serializer):
         "yet (spec.nodeSelector, spec.affinity, spec.tolerations, "
         "spec.topologySpreadConstraints, spec.resourceClaims): a node counted as fitting "
         "may be one of those excludes",
+    )
+    pod_level_resources = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="when the pod sets pod-level resources (spec.resources), one sentence per "
+        "system judging: whether its scheduler reads them as the pod's requests "
+        "(NodeResourcesFit, its NUMA plugin) or sums the containers, and the Kubernetes "
+        "it is built on; empty otherwise",
     )
 
 

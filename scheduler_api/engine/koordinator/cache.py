@@ -42,7 +42,9 @@ from scheduler_api.engine.koordinator.reference.state import (
     NodeBooks,
     NodeMemo,
 )
+from scheduler_api.engine.model.kubernetes import pod_requests
 from scheduler_api.engine.model.snapshot import (
+    ANN_KOORD_EXACT_MATCH_RESERVATION,
     CPUExclusivePolicy,
     NodeSnapshot,
     PodSpec,
@@ -116,12 +118,15 @@ def kept_split(
 ) -> tuple[ReservationSplit, RestoreState]:
     """`split_and_restore`, kept with the node's books for each answer the pod gives to
     the only questions the split asks of it: does it ignore reservations, which one does
-    its affinity name, and whose owners does it match (of the reservations the books
-    hold)."""
+    its affinity name, whose owners does it match (of the reservations the books
+    hold), and, when it has an exact-match spec, that spec and its requests."""
     if not books.reservations or books.memo is None:
         return split_and_restore(books, pod, reservations)
     matches = tuple(matches_owners(pod, r.owners) for r in books.reservations)
-    key = ("split", pod.ignores_reservations, pod.reservation_affinity_name, matches)
+    exact = pod.annotations.get(ANN_KOORD_EXACT_MATCH_RESERVATION, "")
+    requests = tuple(sorted(pod_requests(pod)[0].items())) if exact else ()
+    key = ("split", pod.ignores_reservations, pod.reservation_affinity_name, matches, exact,
+           requests)  # fmt: skip
     entry = books.memo.get(key)
     if entry is None:
         entry = split_and_restore(books, pod, reservations)

@@ -13,16 +13,24 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from scheduler_api.engine.kubelet.reference.admission import (
-    PREFER_CLOSEST_ATTRIBUTE,
-    PREFER_CLOSEST_OPTION,
     admission_order,
-    pinned_cpus,
     pod_guaranteed_cpus,
-    published_topology_manager,
 )
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.memorymanager import (
+    container_memory_requests,
+    node_memory,
+)
+from scheduler_api.engine.kubelet.reference.node_config import (
+    allowed_numa_nodes,
+    pinned_cpus,
+    prefers_closest_numa_nodes,
+    published_tm_options,
+    published_topology_manager,
+)
 from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
+from scheduler_api.engine.model.kubernetes import pod_level_resources_set
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec
 
 __all__ = [
@@ -30,16 +38,31 @@ __all__ = [
     "clear",
     "kubelet_node_key",
     "kubelet_pod_key",
+    "node_shared_topology",
     "numa_mask_table",
     "shared_cpu_topology",
 ]
 
 
 @lru_cache(maxsize=256)
-def shared_cpu_topology(rows: tuple[tuple[int, int, int, int], ...]) -> CPUTopology:
-    """`CPUTopology.from_cpus(rows)`, built once per distinct CPU table: nodes of one
-    machine type share it, and building one of 768 CPUs costs milliseconds."""
-    return CPUTopology.from_cpus(rows)
+def shared_cpu_topology(
+    rows: tuple[tuple[int, int, int, int], ...], uncore: tuple[tuple[int, int], ...] = ()
+) -> CPUTopology:
+    """`CPUTopology.from_cpus(rows, dict(uncore))`, built once per distinct CPU table
+    (and uncore cache table, `(cpu, cache)` pairs): nodes of one machine type share it,
+    and building one of 768 CPUs costs milliseconds."""
+    return CPUTopology.from_cpus(rows, dict(uncore) or None)
+
+
+def node_shared_topology(node: NodeSnapshot) -> CPUTopology | None:
+    """`node_cpu_topology(node)` from the shared ones; None without a CPU table."""
+    if not node.cpus:
+        return None
+    return shared_cpu_topology(node.cpus, _uncore_key(node))
+
+
+def _uncore_key(node: NodeSnapshot) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(node.uncore_caches.items())) if node.uncore_caches else ()
 
 
 class MaskRow(NamedTuple):
@@ -70,10 +93,7 @@ def numa_mask_table(numa_ids: tuple[int, ...]) -> tuple[MaskRow, ...]:
 def kubelet_node_key(node: NodeSnapshot) -> Hashable:
     """What `kubelet_pinning` reads of `node`: nodes with equal keys get equal answers
     (the admission tests hold this against the reference on varied nodes)."""
-    closest = (
-        node.tm_options.get(PREFER_CLOSEST_OPTION) == "true"
-        or node.nrt_attributes.get(PREFER_CLOSEST_ATTRIBUTE) == "true"
-    )
+    closest = prefers_closest_numa_nodes(node)
     costs = (
         tuple((z.numa_id, z.zone_type, tuple(sorted(z.costs.items()))) for z in node.zones)
         if closest
@@ -87,15 +107,35 @@ def kubelet_node_key(node: NodeSnapshot) -> Hashable:
         node.tm_scope,
         node.tm_max_numa_nodes,
         published_topology_manager(node),
+        tuple(sorted(published_tm_options(node).items())),
+        allowed_numa_nodes(node),
+        tuple(sorted(node.kubelet_feature_gates.items())),
+        _uncore_key(node) if "prefer-align-cpus-by-uncorecache" in node.cpu_manager_options else (),
         node.kubelet_reserved_cpus,
         pinned_cpus(node),
         costs,
+        node_memory(node),  # the Memory Manager's policy, per-NUMA state, groups and notes
     )
 
 
 def kubelet_pod_key(pod: PodSpec) -> Hashable:
     """What `kubelet_pinning` reads of `pod`."""
-    return (pod.qos_class, tuple(admission_order(pod)), pod_guaranteed_cpus(pod))
+    return (
+        pod.qos_class,
+        tuple(admission_order(pod)),
+        pod_guaranteed_cpus(pod),
+        pod_level_resources_set(pod),
+        _memory_key(pod),
+    )
+
+
+def _memory_key(pod: PodSpec) -> Hashable:
+    """Each container's memory and hugepages requests, in admission order, with what
+    the Static Memory Manager reads of it (its name, whether it is a sidecar)."""
+    return tuple(
+        (c.name, c.restart_policy, tuple(sorted(container_memory_requests(c).items())))
+        for c in (*pod.init_containers, *pod.containers)
+    )
 
 
 def clear() -> None:

@@ -3,6 +3,15 @@
 scheduler runs before its topology plugin (NodeUnschedulable, NodeResourcesFit, from
 kube-scheduler's pkg/scheduler/framework/plugins).
 
+Pod-level resources (spec.resources, KEP-2837) follow kubernetes
+staging/src/k8s.io/component-helpers/resource/helpers.go (stored master after v1.35,
+commit 0085214): `PodRequests` takes the containers' aggregate, then puts the pod's own
+request in place of it for each resource set at pod level that the feature supports
+(cpu, memory, hugepages-*), then adds the overhead. NodeResourcesFit passes
+`SkipPodLevelResources: !EnablePodLevelResources` (pkg/scheduler/framework/plugins/
+noderesources/fit.go), so whether a scheduler honours them is its own build's feature
+gate: `pod_level=False` is the aggregate of containers, as a scheduler that does not.
+
 Fast paths that count or vectorise these (`schedulerplugins.fast.vector.node_fit`,
 `schedulerplugins.fast.count_vector.node_fit_counts`) name them as their reference.
 """
@@ -30,12 +39,54 @@ def add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-def pod_requests(pod: PodSpec) -> tuple[dict[str, int], dict[str, QuantityFormat]]:
-    """resourceapi.PodRequests (sidecars, largest init, overhead) and each sum's Format.
+HUGEPAGES_PREFIX = "hugepages-"
+POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})  # and every hugepages-<size>
 
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """IsSupportedPodLevelResource: cpu, memory and hugepages-<size>."""
+    return name in POD_LEVEL_RESOURCES or name.startswith(HUGEPAGES_PREFIX)
+
+
+def pod_level_requests_set(pod: PodSpec) -> bool:
+    """IsPodLevelRequestsSet: spec.resources.requests names a supported resource."""
+    return any(map(is_supported_pod_level_resource, pod.pod_level_requests))
+
+
+def pod_level_resources_set(pod: PodSpec) -> bool:
+    """IsPodLevelResourcesSet: spec.resources names a supported resource in its
+    requests or its limits (what the kubelet's resource managers test)."""
+    names = (*pod.pod_level_requests, *pod.pod_level_limits)
+    return any(map(is_supported_pod_level_resource, names))
+
+
+def pod_requests(
+    pod: PodSpec, *, pod_level: bool = True
+) -> tuple[dict[str, int], dict[str, QuantityFormat]]:
+    """resourceapi.PodRequests (sidecars, largest init, pod-level, overhead) and each
+    sum's Format.
+
+    `pod_level=False` is `SkipPodLevelResources`: the containers' aggregate even when
+    spec.resources is set (a scheduler built without the feature, or with it off).
     A sum keeps the Format of its first non-zero term, as Quantity.Add does; a larger
     init container replaces the sum with a copy of its own quantity.
     """
+    reqs, formats = aggregate_container_requests(pod)
+    if pod_level and pod_level_requests_set(pod):
+        for name, amount in pod.pod_level_requests.items():
+            if is_supported_pod_level_resource(name):
+                reqs[name], formats[name] = amount, default_format(name)
+    for name, amount in pod.overhead.items():
+        formats.setdefault(name, default_format(name))
+        reqs[name] = reqs.get(name, 0) + amount
+    return reqs, formats
+
+
+def aggregate_container_requests(
+    pod: PodSpec,
+) -> tuple[dict[str, int], dict[str, QuantityFormat]]:
+    """AggregateContainerRequests: the containers' sum, sidecars added, the largest
+    init container (with the sidecars before it) as a floor; no overhead."""
     reqs: dict[str, int] = {}
     formats: dict[str, QuantityFormat] = {}
 
@@ -65,15 +116,13 @@ def pod_requests(pod: PodSpec) -> tuple[dict[str, int], dict[str, QuantityFormat
     for name, (amount, init_fmt) in init_max.items():
         if name not in reqs or amount > reqs[name]:
             reqs[name], formats[name] = amount, init_fmt
-    for name, amount in pod.overhead.items():
-        formats.setdefault(name, default_format(name))
-        reqs[name] = reqs.get(name, 0) + amount
     return reqs, formats
 
 
-def pod_request(pod: PodSpec) -> dict[str, int]:
-    """What NodeResourcesFit counts for the pod (sidecars, largest init, overhead)."""
-    return pod_requests(pod)[0]
+def pod_request(pod: PodSpec, *, pod_level: bool = True) -> dict[str, int]:
+    """What NodeResourcesFit counts for the pod (sidecars, largest init, pod-level
+    requests unless `pod_level=False`, overhead)."""
+    return pod_requests(pod, pod_level=pod_level)[0]
 
 
 def node_fit_reasons(node: NodeSnapshot, request: Mapping[str, int]) -> tuple[Reason, ...]:

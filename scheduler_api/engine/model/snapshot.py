@@ -82,6 +82,14 @@ class ReservationAllocatePolicy(StrEnum):
     RESTRICTED = "Restricted"
 
 
+class PreAllocationMode(StrEnum):
+    """Reservation spec.preAllocationPolicy.mode (koordinator v1.8); "" when unset."""
+
+    UNSET = ""
+    DEFAULT = "Default"
+    CLUSTER = "Cluster"
+
+
 class CraneCPUPolicy(StrEnum):
     NONE = "none"
     EXCLUSIVE = "exclusive"
@@ -157,6 +165,11 @@ ANN_KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 ANN_KOORD_NUMA_SPEC = "scheduling.koordinator.sh/numa-topology-spec"
 ANN_KOORD_RESERVATION_AFFINITY = "scheduling.koordinator.sh/reservation-affinity"
 ANN_KOORD_RESERVATION_ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"
+# koordinator v1.8 apis/extension/reservation.go, node_reservation.go
+ANN_KOORD_RESTRICTED_OPTIONS = "scheduling.koordinator.sh/reservation-restricted-options"
+ANN_KOORD_EXACT_MATCH_RESERVATION = "scheduling.koordinator.sh/exact-match-reservation"
+LABEL_RESERVATION_ORDER = "scheduling.koordinator.sh/reservation-order"
+LABEL_ENABLE_NUMA_RESERVATION = "node.koordinator.sh/enable-numa-reservation"
 
 GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -280,7 +293,9 @@ class PodSpec:
 
     `priority` is spec.priority (None when unset). `api_version` stays "" as in the
     scheduler's informer objects, which drop TypeMeta (it matters for Koordinator's
-    owner matching).
+    owner matching). `pod_resources` is spec.resources (PodLevelResources, beta from
+    Kubernetes 1.34) after API defaulting: `{"requests": {...}, "limits": {...}}`, empty
+    when the pod sets none; which rule reads it is `model.kubernetes.pod_requests`'s.
     """
 
     namespace: str
@@ -295,6 +310,7 @@ class PodSpec:
     priority_class_name: str = ""
     priority: int | None = None
     api_version: str = ""
+    pod_resources: Mapping[str, Mapping[str, int]] = field(default_factory=_empty)
     _qos: QoSClass | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -305,8 +321,28 @@ class PodSpec:
         assert self._qos is not None
         return self._qos
 
+    @property
+    def pod_level_requests(self) -> Mapping[str, int]:
+        """spec.resources.requests (empty when unset)."""
+        return self.pod_resources.get("requests", EMPTY)
+
+    @property
+    def pod_level_limits(self) -> Mapping[str, int]:
+        """spec.resources.limits (empty when unset)."""
+        return self.pod_resources.get("limits", EMPTY)
+
     def _pod_qos(self) -> QoSClass:
-        """GetPodQOS: only cpu and memory count; init containers included."""
+        """ComputePodQOS (kubernetes pkg/apis/core/v1/helper/qos/qos.go, master after
+        v1.35): with pod-level resources set, the pod's own cpu and memory requests and
+        limits alone decide; else the containers' (only cpu and memory count; init
+        containers included).
+
+        Upstream reads the pod level whenever spec.resources is non-nil, even with both
+        maps empty (then BestEffort whatever the containers ask); an empty
+        `pod_resources` here means "unset", so such a pod is judged by its containers.
+        """
+        if self.pod_level_requests or self.pod_level_limits:
+            return self._resources_qos(self.pod_level_requests, self.pod_level_limits)
         requests: dict[str, int] = {}
         limits: dict[str, int] = {}
         guaranteed = True
@@ -325,6 +361,20 @@ class PodSpec:
         if guaranteed and requests == limits:
             return QoSClass.GUARANTEED
         return QoSClass.BURSTABLE
+
+    @staticmethod
+    def _resources_qos(requests: Mapping[str, int], limits: Mapping[str, int]) -> QoSClass:
+        """resourceQOS of one set of requirements (qos.go): cpu and memory only. Equal
+        and non-zero for both: Guaranteed; zero for both: BestEffort; else Burstable."""
+        zero = set()
+        for name in ("cpu", "memory"):
+            request, limit = requests.get(name, 0), limits.get(name, 0)
+            if request != limit:
+                return QoSClass.BURSTABLE
+            zero.add(request == 0)
+        if len(zero) > 1:
+            return QoSClass.BURSTABLE
+        return QoSClass.BEST_EFFORT if zero == {True} else QoSClass.GUARANTEED
 
     @property
     def is_daemonset_pod(self) -> bool:
@@ -401,6 +451,13 @@ class NodeSnapshot:
     `node_reservation_apply_policy`. `allocations`: what existing pods hold, from
     every source. `cpus` rows are (cpu, core, socket, numa) with the core id as
     published (per-socket or global); empty when the flavour has no per-CPU detail.
+    `uncore_caches` maps each CPU to its uncore (L3) cache id, empty when unknown (no
+    agent publishes it today: koordlet's cpu-topology has no cache id).
+    `memory_manager_policy` is the kubelet's memoryManagerPolicy (`None`/`Static`) when
+    known ("": read the NRT attribute `memoryManagerPolicy`, like `tm_policy`).
+    `kubelet_feature_gates` are the kubelet's feature gates when known (empty: each gate
+    at its default); the CPU and Topology Manager option checks read the
+    `*PolicyAlphaOptions` / `*PolicyBetaOptions` gates.
     """
 
     name: str
@@ -419,6 +476,9 @@ class NodeSnapshot:
     tm_options: Mapping[str, str] = field(default_factory=_empty)
     cpu_manager_policy: str = ""
     cpu_manager_options: Mapping[str, str] = field(default_factory=_empty)
+    uncore_caches: Mapping[int, int] = field(default_factory=_empty)
+    kubelet_feature_gates: Mapping[str, bool] = field(default_factory=_empty)
+    memory_manager_policy: str = ""
     kubelet_reserved_cpus: frozenset[int] = frozenset()
     node_reserved_cpus: frozenset[int] = frozenset()
     node_reservation_apply_policy: str = ""
@@ -506,6 +566,12 @@ class ReservationSnapshot:
     `allocatable` / `allocated` are status values (base units). `cpuset` and
     `numa_resources` come from the reservation's own resource-status annotation (what
     koord-scheduler reserved for it). `current_owners` are status.currentOwners.
+    `labels` are metadata.labels (reservation-order); `restricted_options` is the raw
+    reservation-restricted-options annotation (None when absent: upstream parses it,
+    and a malformed one makes the reservation unmatchable). `pre_allocation`,
+    `pre_allocation_mode` and `pre_allocation_multiple` are spec.preAllocation and
+    spec.preAllocationPolicy{mode, enableMultiple}: they matter only when the
+    reservation itself is scheduled, which the engine does not do.
     """
 
     name: str
@@ -521,6 +587,11 @@ class ReservationSnapshot:
     cpuset: frozenset[int] = frozenset()
     numa_resources: Mapping[int, Mapping[str, int]] = field(default_factory=_empty)
     current_owners: tuple[ObjectRef, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=_empty)
+    restricted_options: str | None = None
+    pre_allocation: bool = False
+    pre_allocation_mode: PreAllocationMode = PreAllocationMode.UNSET
+    pre_allocation_multiple: bool = False
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)

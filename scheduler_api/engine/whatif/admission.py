@@ -7,7 +7,8 @@ what-if must say both: the scheduler's verdict and the kubelet's. "Fits" is both
 
 The kubelet's static CPU manager and Topology Manager decide the cpuset behind
 schedulers that pick no CPUs (scheduler-plugins, the default scheduler): that is
-`kubelet.reference.admission.kubelet_pinning`, the reference this stage reads, given
+`kubelet.reference.admission.kubelet_pinning`, the reference this stage reads (with the
+Static Memory Manager's hints merged in where the node publishes that policy), given
 the counted CPU hints (`kubelet.fast.hints.cpu_hints_counted`, the same hints as the
 reference's `cpu_hints` without its walk of every CPU for every NUMA mask). Behind
 crane-scheduler and koord-scheduler, crane-agent and koordlet pin the CPUs their
@@ -21,14 +22,16 @@ from dataclasses import dataclass
 
 from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
 from scheduler_api.engine.kubelet.reference.admission import (
-    KUBELET_MODELLED,
-    KUBELET_NONE,
     KubeletPinning,
     exclusive_cpu_count,
-    kubelet_class,
     kubelet_pinning,
 )
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.node_config import (
+    KUBELET_MODELLED,
+    KUBELET_NONE,
+    kubelet_class,
+)
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec, QoSClass
 from scheduler_api.engine.whatif.systems import Scheduler
 
@@ -54,13 +57,25 @@ class Admission:
     reason: str
     checked: bool = True
     cpuset: frozenset[int] | None = None
+    memory_numa: frozenset[int] | None = None
 
 
 NO_EXCLUSIVE_CPUS = Admission(
     True, "no exclusive CPUs asked: the CPU manager pins nothing and the Topology Manager admits it"
 )
+# Where neither manager is reproduced, for a Guaranteed pod (which the Static Memory
+# Manager would align): said alike of every such node, whatever it publishes.
+MEMORY_UNCHECKED = (
+    "the Memory Manager is checked only on nodes that publish its Static policy and "
+    "their per-NUMA memory"
+)
+GUARANTEED_NO_EXCLUSIVE_CPUS = Admission(
+    True, f"no exclusive CPUs asked: the CPU manager pins nothing; {MEMORY_UNCHECKED}"
+)
 CPU_MANAGER_NONE = Admission(
-    True, "the kubelet's CPU manager policy is none: it pins nothing and admits the pod"
+    True,
+    "the kubelet's CPU manager policy is none: it pins nothing and admits the pod; "
+    + MEMORY_UNCHECKED,
 )
 NO_CPU_LAYOUT = Admission(
     True,
@@ -85,19 +100,28 @@ def asks_exclusive_cpus(pod: PodSpec) -> bool:
     return any(exclusive_cpu_count(c) for c in (*pod.init_containers, *pod.containers))
 
 
+def kubelet_aligns(pod: PodSpec) -> bool:
+    """Whether the kubelet's CPU or Memory Manager may act on the pod at all: only on a
+    Guaranteed one (whole CPUs pinned; memory and hugepages under the Static policy)."""
+    return pod.qos_class is QoSClass.GUARANTEED
+
+
 def admission_without_pinning(
-    node: NodeSnapshot, pod: PodSpec, system: Scheduler, exclusive: bool
+    node: NodeSnapshot, pod: PodSpec, system: Scheduler, aligned: bool
 ) -> Admission | None:
-    """The admission of a bound pod decided without running the CPU manager; None when
-    `kubelet_admission` must run it."""
+    """The admission of a bound pod decided without running the kubelet's managers
+    (`aligned`: `kubelet_aligns(pod)`); None when `kubelet_admission` must run them:
+    a Guaranteed pod on a node whose admission `kubelet_pinning` reproduces."""
     if system not in KUBELET_PINS:
         return AGENT_PINS[system]
-    if not exclusive:
+    if not aligned:
         return NO_EXCLUSIVE_CPUS
     known = kubelet_class(node)
-    if known == KUBELET_NONE:
-        return CPU_MANAGER_NONE
-    return None if known == KUBELET_MODELLED else NO_CPU_LAYOUT
+    if known == KUBELET_MODELLED:
+        return None
+    if not asks_exclusive_cpus(pod):
+        return GUARANTEED_NO_EXCLUSIVE_CPUS
+    return CPU_MANAGER_NONE if known == KUBELET_NONE else NO_CPU_LAYOUT
 
 
 def pinned_admission(
@@ -108,8 +132,26 @@ def pinned_admission(
     counted (`cpu_hints_counted`): on an 8-NUMA node the reference's walk of every CPU
     for each of 255 masks was most of a what-if's time."""
     if topology is None and node.cpus:
-        topology = CPUTopology.from_cpus(node.cpus)
+        topology = CPUTopology.from_cpus(node.cpus, node.uncore_caches or None)
     pinning: KubeletPinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
+    said = "".join(f"; {note}" for note in pinning.notes)
     if pinning.reason is not None:
-        return Admission(False, pinning.reason.message or str(pinning.reason.check))
-    return Admission(True, "admitted by the kubelet's static CPU manager", cpuset=pinning.cpuset)
+        return Admission(False, (pinning.reason.message or str(pinning.reason.check)) + said)
+    if not pinning.checked:
+        return Admission(True, "; ".join(pinning.notes), checked=False)
+    reason = pinning.note or _admitted_by(pinning)
+    return Admission(True, reason + said, cpuset=pinning.cpuset, memory_numa=pinning.memory_numa)
+
+
+def _admitted_by(pinning: KubeletPinning) -> str:
+    """Which of the kubelet's managers admitted the pod, and where its memory went."""
+    memory = ""
+    if pinning.memory_numa is not None:
+        memory = f" (memory on NUMA {', '.join(map(str, sorted(pinning.memory_numa)))})"
+    if pinning.cpuset is not None and pinning.memory_numa is not None:
+        return f"admitted by the kubelet's static CPU manager and Static Memory Manager{memory}"
+    if pinning.cpuset is not None:
+        return "admitted by the kubelet's static CPU manager"
+    if pinning.memory_numa is not None:
+        return f"admitted by the kubelet's Static Memory Manager{memory}"
+    return NO_EXCLUSIVE_CPUS.reason

@@ -5,15 +5,18 @@ scheduler-plugins debits the chosen NUMA zone (as the NRT reads once the exporte
 has seen the pod start; its OverReserve cache debits every zone until then), Crane
 and Koordinator read the per-NUMA amounts their own annotation publishes, and the
 kubelet's pinned CPUs leave the free pool. Every system also sees the node-level
-requests grow by the pod's.
+requests grow by the pod's. A pod Koordinator nominated to a reservation is that
+reservation's owner from then on (`book_reservation`): the next replica sees what it took,
+and an allocateOnce reservation used up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from scheduler_api.engine.koordinator.reference.pod import koord_exclusive_policy
+from scheduler_api.engine.koordinator.reference.reservation import book_owner
 from scheduler_api.engine.model.kubernetes import pod_request
 from scheduler_api.engine.model.results import PlacementResult
 from scheduler_api.engine.model.snapshot import (
@@ -22,6 +25,7 @@ from scheduler_api.engine.model.snapshot import (
     PodAllocation,
     PodSpec,
     QoSClass,
+    ReservationSnapshot,
     ResourceAmounts,
     TopologyManagerScope,
     Zone,
@@ -33,7 +37,7 @@ from scheduler_api.engine.schedulerplugins.reference.common import (
     resolve_topology_manager,
 )
 from scheduler_api.engine.schedulerplugins.reference.match import container_zones
-from scheduler_api.engine.whatif.systems import Scheduler
+from scheduler_api.engine.whatif.systems import Scheduler, reads_pod_level_requests
 
 Debits = dict[int, dict[str, int]]
 
@@ -117,7 +121,9 @@ def assume(
     pinned: frozenset[int] | None = None,
 ) -> NodeSnapshot:
     """`node` after `pod` (placed as `verdict` says, with the assumed `uid`) is bound."""
-    requested = _add(_add(node.requested, pod_request(pod)), {"pods": 1})
+    # what the scheduler's own NodeInfo adds for the pod (spec.resources as it reads them)
+    request = pod_request(pod, pod_level=reads_pod_level_requests(system))
+    requested = _add(_add(node.requested, request), {"pods": 1})
     zones = node.zones
     if system is Scheduler.SCHEDULER_PLUGINS:
         zones = debit_zones(node, nrt_debits(node, pod, verdict))
@@ -130,3 +136,20 @@ def assume(
             PodAllocation(pod.namespace, pod.name, uid, AllocationSource.KUBELET, cpuset=pinned)
         )
     return replace(node, requested=requested, zones=zones, allocations=tuple(allocations))
+
+
+def book_reservation(
+    reservations: Sequence[ReservationSnapshot],
+    pod: PodSpec,
+    verdict: PlacementResult,
+    system: Scheduler,
+    *,
+    uid: str,
+) -> tuple[ReservationSnapshot, ...] | None:
+    """`reservations` after `pod` (bound as `uid`) became the owner of the reservation its
+    verdict's reservation-allocated annotation names (koord-scheduler's Reserve assumes
+    it into the reservation cache); None when it names none of them."""
+    named = reservation_uid_of(verdict.annotations) if system is Scheduler.KOORDINATOR else ""
+    if not named or not any(r.uid == named for r in reservations):
+        return None
+    return tuple(book_owner(r, pod, uid) if r.uid == named else r for r in reservations)

@@ -17,7 +17,7 @@ from collections.abc import Hashable, Sequence
 from scheduler_api.engine.kubelet.cache import (
     kubelet_node_key,
     kubelet_pod_key,
-    shared_cpu_topology,
+    node_shared_topology,
 )
 from scheduler_api.engine.model.snapshot import ClusterSnapshot, NodeSnapshot, PodSpec
 from scheduler_api.engine.schedulerplugins.fast.vector import NRTIndex
@@ -76,7 +76,7 @@ def kubelet_admission(node: NodeSnapshot, pod: PodSpec) -> Admission:
         if kept is not None and kept[0] is node.cpus:
             _ADMISSIONS.move_to_end(key)
             return kept[1]
-    topology = shared_cpu_topology(node.cpus) if node.cpus else None
+    topology = node_shared_topology(node)
     admission = pinned_admission(node, pod, topology)
     with _LOCK:
         _ADMISSIONS[key] = (node.cpus, admission)

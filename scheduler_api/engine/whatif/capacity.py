@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scheduler_api.engine.kubelet.reference.admission import kubelet_policy
+from scheduler_api.engine.kubelet.reference.node_config import (
+    kubelet_policy,
+)
 from scheduler_api.engine.model.snapshot import (
     AllocationSource,
     Flavour,

@@ -47,7 +47,7 @@ def check_verdicts(judgement: Judgement, rows: Sequence[int] | None = None) -> N
         node, system = judgement.index.nodes[row], judgement.system(row)
         want = judge_node(
             node, judgement.pod, system, judgement.configs, judgement.reservations_on(node),
-            allocate=got.detailed, request=judgement.request, fast=False,
+            allocate=got.detailed, request=judgement.request_of(system), fast=False,
         )  # fmt: skip
         fast, reference = (
             _scheduler_stage(got.scheduler_fits, got),

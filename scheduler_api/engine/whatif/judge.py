@@ -8,11 +8,16 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
-from scheduler_api.engine.kubelet.cache import shared_cpu_topology
+from scheduler_api.engine.kubelet.cache import node_shared_topology
 from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
-from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_pinning
+from scheduler_api.engine.kubelet.reference.admission import (
+    kubelet_pinning,
+)
+from scheduler_api.engine.kubelet.reference.node_config import (
+    KUBELET_MODELLED,
+)
 from scheduler_api.engine.model.decided import UNDECIDED
-from scheduler_api.engine.model.kubernetes import pod_request
+from scheduler_api.engine.model.kubernetes import pod_level_requests_set, pod_request
 from scheduler_api.engine.model.results import (
     EMPTY_ANNOTATIONS,
     PlacementResult,
@@ -37,12 +42,17 @@ from scheduler_api.engine.whatif.admission import (
     REJECTED_NOTE,
     Admission,
     admission_without_pinning,
-    asks_exclusive_cpus,
+    kubelet_aligns,
 )
-from scheduler_api.engine.whatif.assume import assume
+from scheduler_api.engine.whatif.assume import assume, book_reservation
 from scheduler_api.engine.whatif.cache import kubelet_admission
 from scheduler_api.engine.whatif.families import FAMILIES, judge_node
-from scheduler_api.engine.whatif.systems import SYSTEM_OF_FLAVOUR, Scheduler, SystemConfigs
+from scheduler_api.engine.whatif.systems import (
+    SYSTEM_OF_FLAVOUR,
+    Scheduler,
+    SystemConfigs,
+    reads_pod_level_requests,
+)
 
 SYSTEM_CODES = {system: code for code, system in enumerate(Scheduler)}
 SYSTEM_BY_CODE = tuple(Scheduler)
@@ -102,7 +112,7 @@ def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> 
     kubelet would refuse at admission does not fit (see `rejected_by_kubelet`)."""
     if not result.fits or result.cpuset is not None:
         return result
-    topology = shared_cpu_topology(node.cpus) if node.cpus else None
+    topology = node_shared_topology(node)
     pinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
     if pinning.reason is not None:
         return rejected_by_kubelet(result, pinning.reason)
@@ -151,8 +161,9 @@ class Judgement:
         self.index, self.reservations, self.pod = index, tuple(reservations), pod
         self._by_node: dict[str, tuple[ReservationSnapshot, ...]] | None = None
         self.scheduler, self.configs, self.detailed = scheduler, configs, detailed
-        self.request = pod_request(pod)
+        self.request = pod_request(pod)  # as a scheduler reading spec.resources counts it
         self.systems = self._systems()
+        self._requests: dict[Scheduler, dict[str, int]] = {}
         size = len(index.nodes)
         self.fits: Bools = np.zeros(size, np.bool_)
         self.score: Ints = np.full(size, NO_SCORE, np.int64)
@@ -160,7 +171,7 @@ class Judgement:
         self.exact: dict[int, PlacementResult] = {}
         self.cache: dict[int, NodeVerdict] = {}
         self._passed: dict[int, tuple[str, ...]] = {}  # notes per policy group
-        passed = node_fit(index, self.request)  # the shared filters
+        passed = self._node_fit()  # the shared filters
         self._settle_node_fit_refusals(~passed)
         decided = ~passed
         # each family judging some row decides what its columns can of its rows
@@ -181,7 +192,9 @@ class Judgement:
         (`admission_without_pinning`) and is given when their verdict is built."""
         self.scheduler_fits = self.fits.copy()
         self.admissions: dict[int, Admission] = {}
-        self.exclusive = asks_exclusive_cpus(self.pod)
+        # the kubelet's managers act on Guaranteed pods only (CPUs, and memory where the
+        # Static Memory Manager runs): the rows they may refuse need the second stage
+        self.exclusive = kubelet_aligns(self.pod)
         self._modelled: Bools | None = None
         if not self.exclusive:
             return
@@ -226,16 +239,53 @@ class Judgement:
         decided = admission_without_pinning(node, self.pod, system, self.exclusive)
         return decided if decided is not None else kubelet_admission(node, self.pod)
 
+    def request_of(self, system: Scheduler) -> dict[str, int]:
+        """What `system`'s NodeResourcesFit counts for the pod: `self.request`, unless
+        the pod sets spec.resources and `system` does not read them (`POD_LEVEL_SUPPORT`)."""
+        if not pod_level_requests_set(self.pod) or reads_pod_level_requests(system):
+            return self.request
+        if system not in self._requests:
+            self._requests[system] = pod_request(self.pod, pod_level=False)
+        return self._requests[system]
+
+    def _request_groups(self) -> list[tuple[dict[str, int], Bools | None]]:
+        """Each distinct NodeResourcesFit request with the rows it applies to (None: all
+        rows). One group unless the pod sets spec.resources and the systems judging
+        differ in reading them."""
+        by_request: dict[tuple[tuple[str, int], ...], list[Scheduler]] = {}
+        for system in self.present_systems():
+            key = tuple(sorted(self.request_of(system).items()))
+            by_request.setdefault(key, []).append(system)
+        if len(by_request) <= 1:
+            systems = next(iter(by_request.values()), [self.scheduler])
+            return [(self.request_of(systems[0]), None)]
+        return [
+            (self.request_of(systems[0]), np.isin(self.systems, [SYSTEM_CODES[s] for s in systems]))
+            for systems in by_request.values()
+        ]
+
+    def _node_fit(self) -> Bools:
+        """The shared filters on every row, each with its own system's request."""
+        groups = self._request_groups()
+        if groups[0][1] is None:
+            return node_fit(self.index, groups[0][0])
+        passed: Bools = np.zeros(len(self.index.nodes), np.bool_)
+        for request, rows in groups:
+            assert rows is not None  # only a lone group covers every row
+            passed |= node_fit(self.index, request) & rows
+        return passed
+
     def _settle_node_fit_refusals(self, rows: Bools) -> None:
         """Rows of `rows` (refused by the shared filters) settled with those filters'
-        verdicts, read off the columns: every system refuses them alike. Equal reasons
-        share one verdict (and so one encoded tail)."""
-        found = np.flatnonzero(rows)
-        if len(found):
-            group, reasons = node_fit_refusals(self.index, self.request, found)
-            verdicts = [refused(*found_reasons) for found_reasons in reasons]
-            verdict_of = [verdicts[position] for position in group.tolist()]
-            self.exact.update(zip(found.tolist(), verdict_of, strict=True))
+        verdicts, read off the columns: every system asking the same request refuses
+        them alike. Equal reasons share one verdict (and so one encoded tail)."""
+        for request, group_rows in self._request_groups():
+            found = np.flatnonzero(rows if group_rows is None else rows & group_rows)
+            if len(found):
+                group, reasons = node_fit_refusals(self.index, request, found)
+                verdicts = [refused(*found_reasons) for found_reasons in reasons]
+                verdict_of = [verdicts[position] for position in group.tolist()]
+                self.exact.update(zip(found.tolist(), verdict_of, strict=True))
         self.fits[rows] = False
         self.score[rows] = NO_SCORE
 
@@ -316,7 +366,7 @@ class Judgement:
         node = self.index.nodes[row]
         return judge_node(
             node, self.pod, self.system(row), self.configs, self.reservations_on(node),
-            allocate=allocate, request=self.request, fast=True,
+            allocate=allocate, request=self.request_of(self.system(row)), fast=True,
         )  # fmt: skip
 
     def _record_judged(self, row: int) -> None:
@@ -527,7 +577,7 @@ class Judgement:
     def _allocate(self, node: NodeSnapshot, system: Scheduler) -> PlacementResult:
         result = judge_node(
             node, self.pod, system, self.configs, self.reservations_on(node),
-            allocate=True, request=self.request, fast=True,
+            allocate=True, request=self.request_of(system), fast=True,
         )  # fmt: skip
         return self._with_kubelet(result, node, system)
 
@@ -566,10 +616,18 @@ class Judgement:
             return None
         uid = f"{self.pod.uid or self.pod.name}-whatif-{replica}"
         node = self._assume(self.index.nodes[row], result, self.system(row), uid)
+        self._book_reservation(result, self.system(row), uid)
         if not self.index.update(row, node):
             self.index.nodes[row] = node
         self._rejudge(row)
         return result
+
+    def _book_reservation(self, result: PlacementResult, system: Scheduler, uid: str) -> None:
+        """The reservation the bound replica was nominated to now counts it as an owner
+        (only its node reads it, and that row is judged again next)."""
+        booked = book_reservation(self.reservations, self.pod, result, system, uid=uid)
+        if booked is not None:
+            self.reservations, self._by_node = booked, None
 
     def fill_all(self, limit: int) -> list[tuple[str, int]]:
         """(node, copies it takes alone) for every fitting row, as `fill_node` counts them;
@@ -602,12 +660,21 @@ class Judgement:
 
         def cap() -> Ints:
             if not caps:
-                caps.append(node_fit_counts(self.index, self.request, limit))
+                caps.append(self._node_fit_counts(limit))
             return caps[0]
 
         for columns in self.columns.values():
             counts = columns.counts(self, counts, limit, cap)
         return counts
+
+    def _node_fit_counts(self, limit: int) -> Ints:
+        """`node_fit_counts` on every row, each with its own system's request."""
+        groups = self._request_groups()
+        counted = node_fit_counts(self.index, groups[0][0], limit)
+        for request, rows in groups[1:]:
+            assert rows is not None  # only a lone group covers every row
+            counted = np.where(rows, node_fit_counts(self.index, request, limit), counted)
+        return counted
 
     def fill_node(self, row: int, limit: int) -> tuple[int, str]:
         """How many copies of the pod `row` takes alone, up to `limit`.
@@ -648,11 +715,14 @@ class Judgement:
         while count < limit:
             result = judge_node(
                 node, self.pod, system, self.configs, reservations,
-                allocate=True, request=self.request, fast=fast,
+                allocate=True, request=self.request_of(system), fast=fast,
             )  # fmt: skip
             result = self._with_kubelet(result, node, system)
             if not result.fits:
                 break
-            node = self._assume(node, result, system, f"capacity-{count}")
+            uid = f"capacity-{count}"
+            node = self._assume(node, result, system, uid)
+            booked = book_reservation(reservations, self.pod, result, system, uid=uid)
+            reservations = reservations if booked is None else booked
             count += 1
         return count

@@ -42,7 +42,7 @@ from scheduler_api.engine.model.snapshot import (
     PodSpec,
 )
 from scheduler_api.engine.schedulerplugins.reference.common import NRTMatchConfig, ScoringStrategy
-from scheduler_api.engine.whatif.systems import Scheduler
+from scheduler_api.engine.whatif.systems import Scheduler, pod_level_note
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 CONFIG_GROUP = "kubescheduler.config.k8s.io/"
@@ -65,6 +65,13 @@ class SchedulerProfile:
     nrt: NRTMatchConfig = field(default_factory=NRTMatchConfig)
     koordinator: KoordConfig = field(default_factory=KoordConfig)
     source: str = "built-in default"
+
+    @property
+    def pod_level_resources(self) -> str:
+        """Whether this profile's scheduler reads pod-level resources (spec.resources),
+        from the Kubernetes it is built on and its own topology plugin
+        (`systems.POD_LEVEL_SUPPORT`)."""
+        return pod_level_note(self.system)
 
     def arguments(self) -> dict[str, Any]:
         """The plugin arguments in force, as their upstream field names spell them."""

@@ -125,6 +125,81 @@ class SystemConfigs:
         return self.nrt
 
 
+@dataclass(frozen=True, slots=True)
+class PodLevelSupport:
+    """Whether a scheduler reads pod-level resources (spec.resources), from the
+    Kubernetes libraries it is built on and its own topology plugin's code.
+
+    `node_fit`: its NodeResourcesFit takes the pod-level requests (resourceapi
+    PodRequests without SkipPodLevelResources); `topology`: its NUMA plugin does too;
+    `built_on`: the Kubernetes version it is built on; `how`: the sentence an answer
+    gives when the pod sets spec.resources."""
+
+    node_fit: bool
+    topology: bool
+    built_on: str
+    how: str
+
+
+# Sources: each project's go.mod and NUMA plugin at the snapshot Topolens follows.
+POD_LEVEL_SUPPORT: Mapping[Scheduler, PodLevelSupport] = MappingProxyType(
+    {
+        # kube-scheduler: PodLevelResources is beta and on by default from 1.34 (alpha,
+        # off, in 1.32-1.33, where the API server drops spec.resources altogether: a
+        # pod that carries it was admitted with the gate on).
+        Scheduler.DEFAULT: PodLevelSupport(
+            True,
+            True,
+            "the cluster's Kubernetes (assumed 1.34 or later)",
+            "read as the pod's requests by NodeResourcesFit",
+        ),
+        # scheduler-plugins 903da7d: k8s.io/kubernetes v1.35.7, so its NodeResourcesFit
+        # honours them; NodeResourceTopologyMatch sums the containers
+        # (pkg/util/resource.go GetPodEffectiveRequest, and one container at a time
+        # under the container scope): its NUMA fit ignores spec.resources.
+        Scheduler.SCHEDULER_PLUGINS: PodLevelSupport(
+            True,
+            False,
+            "Kubernetes 1.35",
+            "read as the pod's requests by NodeResourcesFit; ignored by "
+            "NodeResourceTopologyMatch, which sums the containers per NUMA zone",
+        ),
+        # koordinator v1.8 (a7a1b76): k8s.io/kubernetes v1.35; NodeNUMAResource's
+        # PreFilter takes resourceapi.PodRequests(pod, {}) (component-helpers v0.35),
+        # pod-level requests included.
+        Scheduler.KOORDINATOR: PodLevelSupport(
+            True,
+            True,
+            "Kubernetes 1.35",
+            "read as the pod's requests by NodeResourcesFit and NodeNUMAResource",
+        ),
+        # crane-scheduler c2c0533: k8s.io/api v0.23.3, whose PodSpec has no resources
+        # field: the pod decodes without it, and every plugin sums the containers.
+        Scheduler.CRANE: PodLevelSupport(
+            False,
+            False,
+            "Kubernetes 1.23",
+            "ignored: its Pod type predates spec.resources, so NodeResourcesFit and "
+            "its NUMA plugin sum the containers",
+        ),
+    }
+)
+
+
+def reads_pod_level_requests(system: Scheduler) -> bool:
+    """Whether `system`'s NodeResourcesFit takes spec.resources.requests (AUTO: each
+    node's own system decides; the default scheduler's answer stands for it)."""
+    support = POD_LEVEL_SUPPORT.get(system, POD_LEVEL_SUPPORT[Scheduler.DEFAULT])
+    return support.node_fit
+
+
+def pod_level_note(system: Scheduler) -> str:
+    """What an answer says of a pod with spec.resources judged by `system`."""
+    support = POD_LEVEL_SUPPORT[system]
+    where = f"{system.value}, built on {support.built_on}"
+    return f"pod-level resources (spec.resources): {support.how} ({where})"
+
+
 NO_TOPOLOGY_PLUGIN_NOTE = (
     "no topology plugin: kube-scheduler judges the node-level filters only; "
     "NUMA alignment is left to the kubelet"

@@ -39,8 +39,13 @@ def check_assumed(before: model.NodeSnapshot, after: model.NodeSnapshot) -> None
     added = after.allocations[len(before.allocations) :]
     if after.allocations[: len(before.allocations)] != before.allocations:
         raise BrokenBooks(f"{after.name}: an assume changed what the node already held")
+    # A copy placed from a reservation may over-commit a zone as koord-scheduler would:
+    # tryAllocateFromReusable (koordinator v1.8.0 nodenumaresource/reservation.go) gives
+    # back every matched reservation's owners' NUMA amounts, including resources the
+    # reservation itself never reserved, and takes back only the nominated one's remains.
+    from_reservation = any(a.reservation_uid for a in added)
     for zone in after.zones:
-        if zone.numa_id < 0:
+        if zone.numa_id < 0 or from_reservation:
             continue
         for resource, amounts in zone.resources.items():
             was = _held(before.allocations, zone.numa_id, resource)

@@ -22,8 +22,10 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     prefilter,
 )
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
-from scheduler_api.engine.kubelet.reference.admission import OPTION_FLAGS
 from scheduler_api.engine.kubelet.reference.cpumanager import StaticPolicyOptions
+from scheduler_api.engine.kubelet.reference.node_config import (
+    OPTION_FLAGS,
+)
 from scheduler_api.engine.model.snapshot import (
     ANN_CRANE_AWARENESS,
     ANN_CRANE_CPU_POLICY,
@@ -225,8 +227,9 @@ def koord_pods(draw: st.DrawFn) -> PodSpec:
         annotations[ANN_KOORD_NUMA_SPEC] = json.dumps(numa_spec)
     if draw(st.integers(0, 9)) == 0:
         annotations[ANN_KOORD_RESERVATION_AFFINITY] = "{}"
-    return pod(container("c", resources), name="p", labels=labels, annotations=annotations,
-               priority=draw(st.sampled_from([9000, 9000, 5000, None])))  # fmt: skip
+    drawn = pod(container("c", resources), name="p", labels=labels, annotations=annotations,
+                priority=draw(st.sampled_from([9000, 9000, 5000, None])))  # fmt: skip
+    return replace(drawn, pod_resources=draw(maybe_pod_level_resources()))
 
 
 KOORD_CONFIGS = st.sampled_from(
@@ -296,6 +299,19 @@ def nodes(draw: st.DrawFn, name: str) -> NodeSnapshot:
 
 
 @st.composite
+def maybe_pod_level_resources(draw: st.DrawFn) -> dict[str, dict[str, int]]:
+    """spec.resources as the API server defaults it (requests always there once limits
+    are), on about one pod in four; {} (unset) on the rest."""
+    if draw(st.integers(0, 3)):
+        return {}
+    requests = {"cpu": draw(st.sampled_from([1000, 2500, 4000, 8000]))}
+    if draw(st.booleans()):
+        requests["memory"] = draw(st.integers(1, 16)) * GI
+    guaranteed = "memory" in requests and draw(st.booleans())
+    return {"requests": requests, "limits": dict(requests) if guaranteed else {}}
+
+
+@st.composite
 def pods(draw: st.DrawFn) -> PodSpec:
     def container(name: str) -> ContainerSpec:
         cpu = draw(st.sampled_from([500, 1000, 2000, 3000, 4000, 6000]))
@@ -308,7 +324,8 @@ def pods(draw: st.DrawFn) -> PodSpec:
     count = draw(st.integers(1, 2))
     init = (container("init"),) if draw(st.booleans()) and draw(st.booleans()) else ()
     return PodSpec("ns", "p", containers=tuple(container(f"c{i}") for i in range(count)),
-                   init_containers=init)  # fmt: skip
+                   init_containers=init,
+                   pod_resources=draw(maybe_pod_level_resources()))  # fmt: skip
 
 
 @st.composite
@@ -436,11 +453,14 @@ def static_policy_options(draw: st.DrawFn) -> StaticPolicyOptions:
     align-by-socket is drawn whatever the machine, so it is sometimes one the machine
     refuses (`check_options_fit`)."""
     spread = draw(st.booleans())
+    across_numa = not spread and draw(st.booleans())
     return StaticPolicyOptions(
         full_pcpus_only=not spread and draw(st.booleans()),
-        distribute_cpus_across_numa=not spread and draw(st.booleans()),
+        distribute_cpus_across_numa=across_numa,
         align_by_socket=draw(st.booleans()),
         distribute_cpus_across_cores=spread,
+        strict_cpu_reservation=draw(st.booleans()),
+        prefer_align_by_uncore_cache=not spread and not across_numa and draw(st.booleans()),
     )
 
 
@@ -483,11 +503,17 @@ def kubelet_static_nodes(draw: st.DrawFn) -> NodeSnapshot:
     node = draw(koord_nodes())
     options = draw(static_policy_options())
     flags = {key: "true" for key, attr in OPTION_FLAGS.items() if getattr(options, attr)}
+    # alpha options need the gate (off by default): mostly on, so they are exercised
+    gates = {"CPUManagerPolicyAlphaOptions": draw(st.sampled_from([True, True, False]))}
+    group = draw(st.sampled_from([0, 2, 4]))  # CPUs per uncore cache group, 0: unknown
+    uncore = {cpu: numa * 1000 + core // group for cpu, core, _, numa in node.cpus} if group else {}
     return replace(
         node,
         flavour=Flavour.UPSTREAM_V1ALPHA2,
         cpu_manager_policy="static",
         cpu_manager_options=flags,
+        kubelet_feature_gates=gates,
+        uncore_caches=uncore,
         tm_policy=draw(st.sampled_from(list(TopologyManagerPolicy))),
         tm_scope=draw(st.sampled_from(list(TopologyManagerScope))),
     )

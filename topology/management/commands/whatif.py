@@ -132,6 +132,7 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         + f", scoring {answer['scoring']}, data age "
         + ("unknown" if age is None else f"{age:.0f} s"),
         f"  {judged['how']}",
+        *(f"  {rule}" for rule in judged.get("pod_level_resources", ())),
     ]
     header = f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<8} {'score':>5}  {'zones':<8} cpuset"
     rank, system = 0, None

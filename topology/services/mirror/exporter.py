@@ -106,6 +106,10 @@ def pod_object(pod: Pod) -> dict[str, Any]:
         spec["priority"] = pod.priority
     if pod.overhead:
         spec["overhead"] = format_resource_list(pod.overhead)
+    if pod.resources:
+        spec["resources"] = {
+            kind: format_resource_list(amounts) for kind, amounts in pod.resources.items()
+        }
     if pod.created_at is not None:
         metadata["creationTimestamp"] = pod.created_at.isoformat().replace("+00:00", "Z")
     return {

@@ -43,6 +43,8 @@ ORDER = [
     MirroredKind.RESERVATION,
     MirroredKind.QOS_CONFIG,
     MirroredKind.SCHEDULER_CONFIG,
+    MirroredKind.RESOURCE_SLICE,
+    MirroredKind.RESOURCE_CLAIM,
 ]
 BATCH_SIZE = 500
 

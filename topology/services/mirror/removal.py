@@ -25,6 +25,8 @@ from topology.models import (
     PodEvent,
     QoSConfig,
     Reservation,
+    ResourceClaim,
+    ResourceSlice,
 )
 from topology.parsers import NAMESPACED_KINDS, MirroredKind
 from topology.services.mirror.version import bump_mirror_version
@@ -89,6 +91,11 @@ def remove_objects(cluster: Cluster, kind: MirroredKind, keys: Collection[Key]) 
         ).delete()
     if kind is MirroredKind.POD:
         removed = _remove_pods(cluster, set(keys))
+    elif kind in NAMESPACED_KINDS:  # DRA claims: by (namespace, name), never by name alone
+        rows = _scoped(cluster, kind, "").filter(namespaced(set(keys)))  # type: ignore[arg-type]
+        victims = list(rows.values_list("pk", flat=True))
+        rows.model.objects.filter(pk__in=victims).delete()
+        removed = len(victims)
     else:
         rows = _scoped(cluster, kind, "")
         field = "node__name" if kind is MirroredKind.TOPOLOGY else "name"
@@ -124,4 +131,8 @@ def _scoped(cluster: Cluster, kind: MirroredKind, api_group: str) -> QuerySet[An
         return synced_configs(cluster).order_by()
     if kind is MirroredKind.EVENT:
         return PodEvent.objects.filter(cluster=cluster).order_by()
+    if kind is MirroredKind.RESOURCE_SLICE:
+        return ResourceSlice.objects.filter(cluster=cluster).order_by()
+    if kind is MirroredKind.RESOURCE_CLAIM:
+        return ResourceClaim.objects.filter(cluster=cluster).order_by()
     return QoSConfig.objects.filter(cluster=cluster).order_by()

@@ -34,6 +34,7 @@ from scheduler_api.engine import (
 )
 from topology.models import Cluster, Node
 from topology.parsers.cpulist import format_cpulist
+from topology.selectors.dra import nodes_with_dra_devices
 from topology.services.mirror.cpu_state import NodeCPUState, node_cpu_state
 from topology.services.whatif.question import WhatIfQuestion
 from topology.services.whatif.scheduler_profiles import cluster_profiles
@@ -221,6 +222,7 @@ def whatif_page(
     """Run `question` on the cluster's mirror; WhatIfInputError when it cannot run."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=question.use_draft_policies)
     profiles = cluster_profiles(cluster)
+    question = question.with_dra_nodes(lambda: nodes_with_dra_devices(cluster))
     # remembered: paging through the ranking asks the same question again
     answer = remembered_judgement(snapshot, question, profiles=profiles)
     spec = question.spec

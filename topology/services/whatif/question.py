@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,15 +44,6 @@ class WhatIfInputError(ValueError):
         super().__init__(summary)
 
 
-# PodLevelResources (beta from Kubernetes 1.34): NodeResourcesFit and the QoS class then
-# read the pod's own requests and limits. The engine reads containers only, so such a pod
-# would look as if it asked for nothing: refused here rather than answered wrongly.
-POD_LEVEL_RESOURCES = (
-    "pod-level resources (spec.resources) are not modelled yet: "
-    "set the requests and limits on the containers"
-)
-
-
 # What a pod may carry that keeps it off nodes and that the engine does not judge (yet):
 # an answer names those the pod has, so that "fits" is not read as the whole story.
 UNJUDGED_FIELDS = (
@@ -64,12 +55,41 @@ UNJUDGED_FIELDS = (
 )
 
 
-def unjudged_constraints(manifest: Any) -> list[str]:
-    """The fields of `UNJUDGED_FIELDS` the pod sets, as `spec.<field>`."""
+# DRA (resource.k8s.io): the mirror shows ResourceSlices and ResourceClaims on the node
+# page, but the engine judges neither; a pod with claims is told so, with the nodes whose
+# devices were left out.
+DRA_CLAIMS_NOT_JUDGED = "DRA resource claims are not judged yet"
+MAX_NAMED_DRA_NODES = 5
+
+
+def unjudged_constraints(manifest: Any, dra_nodes: Sequence[str] = ()) -> list[str]:
+    """The fields of `UNJUDGED_FIELDS` the pod sets, as `spec.<field>`; for
+    spec.resourceClaims, why: DRA claims are not judged, and the DRA devices of
+    `dra_nodes` (the nodes ResourceSlices publish devices on) were not considered."""
     spec = manifest.get("spec") if isinstance(manifest, dict) else None
     if not isinstance(spec, dict):
         return []
-    return [f"spec.{name}" for name in UNJUDGED_FIELDS if spec.get(name)]
+    fields = [f"spec.{name}" for name in UNJUDGED_FIELDS if spec.get(name)]
+    return [dra_statement(dra_nodes) if f == "spec.resourceClaims" else f for f in fields]
+
+
+def has_resource_claims(manifest: Any) -> bool:
+    spec = manifest.get("spec") if isinstance(manifest, dict) else None
+    return isinstance(spec, dict) and bool(spec.get("resourceClaims"))
+
+
+def dra_statement(dra_nodes: Sequence[str]) -> str:
+    """ "spec.resourceClaims (DRA resource claims are not judged yet; the DRA devices of
+    gpu-1, gpu-2 were not considered)"."""
+    if not dra_nodes:
+        return f"spec.resourceClaims ({DRA_CLAIMS_NOT_JUDGED})"
+    named = ", ".join(dra_nodes[:MAX_NAMED_DRA_NODES])
+    more = len(dra_nodes) - MAX_NAMED_DRA_NODES
+    nodes = f"{named} and {more} more" if more > 0 else named
+    return (
+        f"spec.resourceClaims ({DRA_CLAIMS_NOT_JUDGED}; the DRA devices ResourceSlices "
+        f"publish on {nodes} were not considered)"
+    )
 
 
 # A what-if pod's size, bounded so that no question can grow an answer or a cache without
@@ -89,6 +109,11 @@ def _check_size(manifest: dict[str, Any]) -> None:
     counted = [(key, items) for key, items in lists if isinstance(items, list)]
     if sum(len(items) for _, items in counted) > MAX_CONTAINERS:
         errors["pod.spec.containers"] = [f"at most {MAX_CONTAINERS} containers in all"]
+    pod_level = spec.get("resources")
+    for kind in ("requests", "limits"):
+        amounts = pod_level.get(kind) if isinstance(pod_level, dict) else None
+        if isinstance(amounts, dict) and len(amounts) > MAX_RESOURCES:
+            errors[f"pod.spec.resources.{kind}"] = [f"at most {MAX_RESOURCES} resources"]
     for key, items in counted:
         for index, container in enumerate(items[:MAX_CONTAINERS]):
             resources = container.get("resources") if isinstance(container, dict) else None
@@ -128,8 +153,6 @@ def pod_from_manifest(manifest: Any) -> PodSpec:
         metadata.setdefault("namespace", "default")
     if isinstance(obj.get("spec"), dict):
         obj["spec"].pop("nodeName", None)
-        if obj["spec"].get("resources"):
-            raise WhatIfInputError({"pod.spec.resources": [POD_LEVEL_RESOURCES]})
     try:
         record = parse_pod(obj)
     except ObjectParseError as error:
@@ -245,6 +268,21 @@ class WhatIfQuestion:
     use_draft_policies: bool = False
     scheduler_name: str | None = None
     from_manifest: bool = False
+    # The nodes whose ResourceSlices publish DRA devices, read from the mirror when the
+    # pod has resource claims (`with_dra_nodes`): named in the not-judged statement.
+    dra_nodes: tuple[str, ...] = field(default=(), compare=False)
+
+    def with_dra_nodes(self, read: Callable[[], Sequence[str]]) -> WhatIfQuestion:
+        """This question knowing the cluster's DRA nodes (`read` runs only when the pod
+        has resource claims: a pod without any is told nothing of DRA)."""
+        if not has_resource_claims(self.pod):
+            return self
+        return dataclasses.replace(self, dra_nodes=tuple(read()))
+
+    @property
+    def not_judged(self) -> list[str]:
+        """What the answer says it did not judge (`unjudged_constraints`)."""
+        return unjudged_constraints(self.pod, self.dra_nodes)
 
     @classmethod
     def from_inputs(
@@ -289,11 +327,12 @@ class WhatIfQuestion:
         return cls.from_inputs(**data)
 
     def as_json(self) -> dict[str, Any]:
-        """Everything but the parsed pod, for a background task to ask again."""
+        """Everything but the parsed pod (and the DRA nodes, read again from the mirror
+        when asked), for a background task to ask again."""
         return {
             f.name: copy.deepcopy(getattr(self, f.name))
             for f in dataclasses.fields(self)
-            if f.name != "spec"
+            if f.name not in ("spec", "dra_nodes")
         }
 
     @property

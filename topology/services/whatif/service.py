@@ -22,16 +22,20 @@ from scheduler_api.engine import (
     ClusterSnapshot,
     Judge,
     NodeVerdict,
+    PodSpec,
     Scheduler,
     SchedulerProfile,
     WhatIfResult,
     place,
+    pod_level_note,
+    pod_level_resources_set,
     reason_text,
     resolve_judge,
 )
 from topology.adapters.drafts import stored_drafts, with_drafts
 from topology.models import Cluster
 from topology.selectors.clusters import data_age
+from topology.selectors.dra import nodes_with_dra_devices
 from topology.services.whatif.answer_cache import remembered_answer
 from topology.services.whatif.encoding import encoded_shared
 from topology.services.whatif.question import (
@@ -47,7 +51,6 @@ from topology.services.whatif.question import (
     parse_weights,
     pod_from_manifest,
     pod_scheduler_name,
-    unjudged_constraints,
     validated_pod,
 )
 from topology.services.whatif.scheduler_profiles import cluster_profiles, profiles_json
@@ -83,10 +86,15 @@ def node_json(verdict: NodeVerdict) -> dict[str, Any]:
 
 
 def judged_by_json(
-    result: WhatIfResult, judge: Judge, scheduler_name: str, not_judged: Sequence[str] = ()
+    result: WhatIfResult,
+    judge: Judge,
+    scheduler_name: str,
+    not_judged: Sequence[str] = (),
+    pod_level: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Which scheduler profile, system and plugin arguments produced the answer, and
-    which of the pod's placement constraints it did not judge."""
+    """Which scheduler profile, system and plugin arguments produced the answer, which
+    of the pod's placement constraints it did not judge, and how each system read the
+    pod's pod-level resources (`pod_level`, empty when it sets none: `pod_level_rules`)."""
     profile = judge.profile
     arguments = {
         system.value: SchedulerProfile(
@@ -102,7 +110,16 @@ def judged_by_json(
         "how": judge.how,
         "arguments": arguments,
         "not_judged": list(not_judged),
+        "pod_level_resources": list(pod_level),
     }
+
+
+def pod_level_rules(result: WhatIfResult, pod: PodSpec) -> list[str]:
+    """For a pod that sets spec.resources, one sentence per system judging it: whether
+    that scheduler reads them as the pod's requests or sums the containers."""
+    if not pod_level_resources_set(pod):
+        return []
+    return [pod_level_note(system) for system in result.systems]
 
 
 def groups_json(result: WhatIfResult) -> list[dict[str, Any]]:
@@ -165,6 +182,7 @@ def result_json(
     judge: Judge | None = None,
     scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     not_judged: Sequence[str] = (),
+    pod_level: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The engine's answer in the documented JSON shape (plus `system`/`notes` per node).
 
@@ -177,7 +195,7 @@ def result_json(
     )
     return {
         "scheduler": result.scheduler.value,
-        "judged_by": judged_by_json(result, judge, scheduler_name, not_judged),
+        "judged_by": judged_by_json(result, judge, scheduler_name, not_judged, pod_level),
         "scoring": result.configs.nrt.scoring_strategy.value,
         "data_age_seconds": result.data_age_seconds,
         "groups": groups_json(result),
@@ -221,7 +239,8 @@ def judge_question(
         encoded=encoded,
         judge=judge,
         scheduler_name=name,
-        not_judged=unjudged_constraints(question.pod),
+        not_judged=question.not_judged,
+        pod_level=pod_level_rules(result, question.spec),
     )
 
 
@@ -253,6 +272,7 @@ def ask(cluster: Cluster, question: WhatIfQuestion, *, fragments: bool = False) 
     `fragments` its large parts may come encoded (`answer_cache`), for orjson to render."""
     snapshot = mirror_snapshot(cluster, use_draft_policies=question.use_draft_policies)
     profiles = cluster_profiles(cluster)
+    question = question.with_dra_nodes(lambda: nodes_with_dra_devices(cluster))
     if question.compares_schedulers:
         return {
             system: remembered_judgement(snapshot, question.under(system), profiles=profiles)

@@ -218,7 +218,10 @@ def pinned_containers(pod: PodSpec, conf: CraneConfig) -> tuple[int, ...]:
 
 
 def target_request(pod: PodSpec, indices: Sequence[int], conf: CraneConfig) -> dict[str, int]:
-    """computeContainerSpecifiedResourceRequest: only topology-aware resources count."""
+    """computeContainerSpecifiedResourceRequest: only topology-aware resources count.
+
+    Containers only: crane-scheduler c2c0533 is built on k8s.io/api v0.23, whose Pod has
+    no spec.resources, so pod-level resources never reach it."""
     total: dict[str, int] = {}
     for index in indices:
         for name, amount in pod.containers[index].requests.items():

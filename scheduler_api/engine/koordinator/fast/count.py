@@ -557,6 +557,8 @@ def fill_count(
     run = node_run(node, pod, state, reservations, config, cache.KEPT)
     if isinstance(run, Reason) or filter_run_refuses_at_once(run):
         return 0
+    if run.state.has_reservation_affinity and run.split.matched:
+        return None  # each copy books a reservation the next one needs: filled copy by copy
     if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
         return cap  # Filter passes and Reserve writes nothing: the books never change
     kept = _kept_counts(run)

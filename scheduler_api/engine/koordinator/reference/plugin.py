@@ -6,8 +6,15 @@ scoring.go and util.go on top of the resource manager in `koordinator.reference.
 renders the annotations PreBind writes (resource-status, and resource-spec when the
 pod's bind policy was defaulted), so cpusets are only computed where needed.
 
+The reservation plugin's part (koordinator v1.8.0 pkg/scheduler/plugins/reservation
+plugin.go Filter/filterWithReservations, nominator.go, Reserve and PreBind) is here too:
+a pod with a reservation affinity needs a matched reservation that admits it, and a pod
+nominated to a reservation records it (reservation-allocated) whether or not the NUMA
+plugin allocated from it.
+
 Not modelled: CPU amplification ratios (treated as 1), hints from other providers
-(DeviceShare), and the reservation plugin's own NodeResourcesFit restoration.
+(DeviceShare), the reservation plugin's own NodeResourcesFit restoration (fitsNode with
+reserved remains given back) and its node Score, reservation taints and preemption.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from scheduler_api.engine.koordinator.reference.reservation import (
     ReservationSplit,
     RestoreState,
     nominate,
+    reservation_admits,
     restore_state,
     split_reservations,
 )
@@ -56,6 +64,7 @@ from scheduler_api.engine.koordinator.reference.state import (
     fresh_books,
     node_cpu_bind_policy,
     node_numa_policy,
+    numa_allocate_strategy,
 )
 from scheduler_api.engine.model.results import (
     PlacementResult,
@@ -143,9 +152,7 @@ def cpu_bind_policy(run: NodeRun) -> tuple[str, bool]:
 def resource_options(run: NodeRun, hint: frozenset[int] | None) -> ResourceOptions:
     """getResourceOptions (amplification ratio 1)."""
     policy, required = cpu_bind_policy(run)
-    strategy = (
-        run.node.numa_allocate_strategy_label or run.ctx.config.default_numa_allocate_strategy()
-    )
+    strategy = numa_allocate_strategy(run.node, run.ctx.config)
     return ResourceOptions(
         requests=run.state.requests,
         num_cpus_needed=run.state.num_cpus_needed,
@@ -379,20 +386,39 @@ KNOWN_NUMA_POLICIES = frozenset(
 
 
 ERR_RESERVATION_AFFINITY = "node(s) no reservations match reservation affinity"
+ERR_NO_RESERVATION_MEETS = "node(s) no reservation(s) to meet the requirements"
+
+
+def reservation_filter(run: NodeRun) -> tuple[Reason, ...]:
+    """The Reservation plugin's Filter, before the NUMA plugin's, for a pod with a
+    reservation affinity (a pod without one falls back to the node): some matched
+    reservation (the named one, if named) must admit it (`reservation_admits`)."""
+    if not run.state.has_reservation_affinity:
+        return ()
+    if not run.split.matched:
+        return (Reason(ReasonCheck.RESERVATION, message=ERR_RESERVATION_AFFINITY),)
+    named, requests, messages = run.pod.reservation_affinity_name, run.state.requests, []
+    for r in run.split.matched:
+        if named and r.name != named:
+            continue
+        reasons = reservation_admits(requests, r, run.node, True)
+        if reasons is None:
+            return ()
+        messages += reasons
+    found = messages or [ERR_NO_RESERVATION_MEETS]
+    return tuple(Reason(ReasonCheck.RESERVATION, message=m) for m in found)
 
 
 def filter_run_refuses_at_once(run: NodeRun) -> bool:
-    """The Reservation plugin's Filter, before the NUMA plugin's: a pod with a
-    reservation affinity needs a matched reservation on the node (every copy alike)."""
-    return run.state.has_reservation_affinity and not run.split.matched
+    """Whether the Reservation plugin's Filter refuses the pod (`reservation_filter`)."""
+    return bool(reservation_filter(run))
 
 
 def filter_run(run: NodeRun, ops: AllocationOps) -> FilterOutcome:
-    """Plugin.Filter once the node's policies are resolved (`filter_run_refuses_at_once`
-    first)."""
-    if filter_run_refuses_at_once(run):
-        reason = Reason(ReasonCheck.RESERVATION, message=ERR_RESERVATION_AFFINITY)
-        return FilterOutcome(refused(reason))
+    """Plugin.Filter once the node's policies are resolved (`reservation_filter` first)."""
+    refusals = reservation_filter(run)
+    if refusals:
+        return FilterOutcome(refused(*refusals))
     if run.request_cpu_bind:
         problem = bind_checks(run)
         if problem is not None:
@@ -420,7 +446,25 @@ class Placed:
     allocation: Allocation
     reusable: Mapping[int, Mapping[str, int]]
     preferred_cpus: frozenset[int]
-    reservation: ReservationSnapshot | None = None  # the nominated one it came from
+    # the nominated reservation (the reservation plugin assumes the pod into it and PreBind
+    # records it), whether the allocation came from it or from the node
+    reservation: ReservationSnapshot | None = None
+
+
+def nominated_reservation(run: NodeRun, opts: ResourceOptions) -> ReservationSnapshot | None:
+    """NominateReservation on the node; the NUMA plugin's FilterNominateReservation tries
+    each reservation holding NUMA resources or cpus alone (only a pod that must allocate
+    from a reservation can fail it)."""
+    allocs = {a.reservation.uid: a for a in run.ctx.restore.matched}
+    binds = run.request_cpu_bind or run.numa_policy != NUMATopologyPolicy.NONE
+
+    def allocates(r: ReservationSnapshot) -> bool:
+        alloc = allocs.get(r.uid)
+        if not binds or alloc is None:
+            return True
+        return not isinstance(try_from_reservations(run.ctx, opts, [alloc]), Reason)
+
+    return nominate(run.node, run.pod, run.split, run.state.requests, allocates)
 
 
 def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
@@ -429,7 +473,7 @@ def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
     opts = resource_options(run, hint)
     if run.state.ignores_reservations:
         return _place_ignoring_reservations(run, opts)
-    nominated = nominate(run.split, dict(run.state.requests))
+    nominated = nominated_reservation(run, opts)
     if nominated is None and run.state.has_reservation_affinity:
         return Reason(ReasonCheck.RESERVATION, message="no nominated reservation")
     chosen = [
@@ -445,11 +489,11 @@ def place(run: NodeRun, hint: frozenset[int] | None) -> Placed | Reason:
         reusable = add_numa(
             run.ctx.restore.unmatched_used, run.ctx.restore.matched_allocated, alloc.remained
         )
-        return Placed(result, reusable, alloc.reserved_cpus, alloc.reservation)
+        return Placed(result, reusable, alloc.reserved_cpus, nominated)
     from_node = try_from_node(run.ctx, opts)
     if isinstance(from_node, Reason):
         return from_node
-    return Placed(from_node, add_numa(run.ctx.restore.unmatched_used), frozenset())
+    return Placed(from_node, add_numa(run.ctx.restore.unmatched_used), frozenset(), nominated)
 
 
 def _place_ignoring_reservations(run: NodeRun, opts: ResourceOptions) -> Placed | Reason:
@@ -569,6 +613,21 @@ def evaluate(
     return filter_and_score(node, pod, config or KoordConfig(), reservations, ops, inputs)[0]
 
 
+def _with_nominated_reservation(verdict: PlacementResult, run: NodeRun) -> PlacementResult:
+    """A pod the NUMA plugin's Reserve leaves alone: the reservation plugin still nominates
+    a reservation, assumes the pod into it and records it at PreBind."""
+    if run.state.ignores_reservations or not run.split.matched:
+        return verdict
+    nominated = nominated_reservation(run, resource_options(run, None))
+    if nominated is None:
+        if run.state.has_reservation_affinity:
+            return refused(Reason(ReasonCheck.RESERVATION, message=ERR_RESERVATION_AFFINITY),
+                           notes=("Reserve failed",))  # fmt: skip
+        return verdict
+    recorded = {ANN_KOORD_RESERVATION_ALLOCATED: reservation_allocated(nominated)}
+    return replace(verdict, annotations={**verdict.annotations, **recorded})
+
+
 def allocate(
     node: NodeSnapshot,
     pod: PodSpec,
@@ -590,7 +649,7 @@ def allocate(
     if not verdict.fits or run is None:
         return verdict
     if not run.request_cpu_bind and run.numa_policy == NUMATopologyPolicy.NONE:
-        return verdict
+        return _with_nominated_reservation(verdict, run)
     placed = place(run, outcome.hint)
     if isinstance(placed, Reason):
         return refused(placed, notes=("Reserve failed",))

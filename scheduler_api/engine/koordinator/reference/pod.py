@@ -1,6 +1,8 @@
 """Koordinator PreFilter: what the pod asks for, read the way koord-scheduler reads it.
 
-Reproduces the PreFilter of nodenumaresource/plugin.go, AllowUseCPUSet (util.go),
+Reproduces the PreFilter of nodenumaresource/plugin.go, AllowUseCPUSet (util.go), the
+reservation plugin's refusal of a malformed exact-match-reservation annotation
+(koordinator v1.8.0 reservation/transformer.go),
 koordinator's priority classes (apis/extension/priority.go) and the Kubernetes
 resourceapi.PodRequests it relies on.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from scheduler_api.engine.koordinator.reference.reservation import exact_match_spec
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
 from scheduler_api.engine.model.kubernetes import pod_requests
 from scheduler_api.engine.model.results import QuantityFormat, Reason, ReasonCheck
@@ -71,7 +74,9 @@ class PodState:
 
 def prefilter(pod: PodSpec, config: KoordConfig) -> PodState:
     """PreFilter: requests, the pod's NUMA spec and, for LSE/LSR, its bind policies."""
-    requests, formats = pod_requests(pod)
+    # resourceapi.PodRequests(pod, PodResourcesOptions{}) (component-helpers v0.35):
+    # pod-level requests (spec.resources) replace the containers' sum where set
+    requests, formats = pod_requests(pod, pod_level=True)
     spec, numa_spec = pod.koord_resource_spec, pod.koord_numa_topology_spec
     if spec is None or numa_spec is None:
         bad = Reason(
@@ -79,6 +84,10 @@ def prefilter(pod: PodSpec, config: KoordConfig) -> PodState:
             message="resource-spec or numa-topology-spec is not valid JSON",
         )
         return PodState(requests, formats, error=bad)
+    exact = exact_match_spec(pod)
+    if isinstance(exact, str):  # the reservation plugin's BeforePreFilter fails the pod
+        bad_spec = Reason(ReasonCheck.INVALID_ANNOTATION, message=exact)
+        return PodState(requests, formats, error=bad_spec)
     if not any(requests.values()):
         return PodState(requests, formats, skip=True)
     cpu = requests.get("cpu", 0)

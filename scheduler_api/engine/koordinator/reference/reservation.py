@@ -1,24 +1,41 @@
-"""Koordinator Reservations: owner matching and the NUMA/cpuset restore state.
+"""Koordinator Reservations: owner matching, what a reservation has left, nomination, and
+the NUMA/cpuset restore state.
 
-Reproduces pkg/util/reservation (MatchReservationOwners, MatchObjectRef,
-MatchReservationControllerReference, label selectors), the reservation plugin's
-matched/unmatched split (BeforePreFilter) and nodenumaresource/reservation.go
-(RestoreReservation, mergeReservationAllocations).
+Reproduces koordinator v1.8.0: pkg/util/reservation/reservation.go (MatchReservationOwners,
+MatchObjectRef, MatchReservationControllerReference, GetReservationRestrictedResources),
+pkg/scheduler/frameworkext/reservation_info.go (NewReservationInfo's ResourceNames,
+IsMatchable, AddAssignedPod, RefreshPreCalculated), apis/extension/reservation.go
+(GetReservationRestrictedOptions, GetExactMatchReservationSpec, ExactMatchReservation),
+the reservation plugin's transformer.go (checkReservationMatchedOrIgnored), plugin.go
+(fitsReservation, FilterNominateReservation), nominator.go (NominateReservation),
+scoring.go (ScoreReservation, findMostPreferredReservationByOrder), and
+nodenumaresource/reservation.go (RestoreReservation, mergeReservationAllocations).
+
+What a reservation has allocated is read from status.allocated (the controller's sum of
+its owners' requests, the same pods the scheduler's cache sums) masked to its resource
+names; `book_owner` adds a pod the way the cache's AddAssignedPod does, so a what-if that
+places replicas one after another sees each one's use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from scheduler_api.engine.koordinator.reference.state import (
     NodeAllocation,
     NUMAResources,
+    add,
     add_numa,
     subtract,
     subtract_non_negative,
 )
+from scheduler_api.engine.model.kubernetes import pod_requests
 from scheduler_api.engine.model.snapshot import (
+    ANN_KOORD_EXACT_MATCH_RESERVATION,
+    LABEL_RESERVATION_ORDER,
     ControllerRef,
     LabelSelector,
     NodeSnapshot,
@@ -103,6 +120,135 @@ def assigned_pod_uids(node: NodeSnapshot, reservation: ReservationSnapshot) -> f
     return frozenset(from_pods | {o.uid for o in reservation.current_owners if o.uid})
 
 
+# --- what a reservation reserves for its owners --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationTerms:
+    """What NewReservationInfo works out of a Reservation: the names its owners' requests
+    are counted under, and why it cannot be matched at all (ParseError)."""
+
+    resource_names: tuple[str, ...]
+    parse_error: str = ""
+
+
+def restricted_options(text: str | None) -> tuple[str, ...] | str:
+    """GetReservationRestrictedOptions: `resources` of the annotation's JSON object, () when
+    the annotation is absent or empty; a message when json.Unmarshal would fail."""
+    if not text:
+        return ()
+    try:
+        raw = json.loads(text)
+    except ValueError as error:
+        return f"reservation-restricted-options is not valid JSON: {error}"
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        return "reservation-restricted-options is not a JSON object"
+    resources = raw.get("resources")
+    if resources is None:
+        return ()
+    if not isinstance(resources, list) or not all(isinstance(r, str) for r in resources):
+        return "reservation-restricted-options resources is not a list of resource names"
+    return tuple(resources)
+
+
+def restricted_resources(names: Sequence[str], options: Sequence[str]) -> tuple[str, ...]:
+    """GetReservationRestrictedResources: the names the options list (in `names`' order),
+    or every name when the options list none of them."""
+    chosen = tuple(name for name in names if name in options)
+    return chosen or tuple(names)
+
+
+def reservation_terms(r: ReservationSnapshot) -> ReservationTerms:
+    """NewReservationInfo: ResourceNames (sorted allocatable names, narrowed by the
+    restricted options under the Restricted policy only) and ParseError."""
+    names = tuple(sorted(r.allocatable))
+    if r.allocate_policy is not ReservationAllocatePolicy.RESTRICTED:
+        return ReservationTerms(names)
+    options = restricted_options(r.restricted_options)
+    if isinstance(options, str):
+        return ReservationTerms(names, options)
+    return ReservationTerms(restricted_resources(names, options))
+
+
+def mask(resources: Mapping[str, int], names: Iterable[str]) -> dict[str, int]:
+    """quotav1.Mask: only the named resources."""
+    kept = set(names)
+    return {name: amount for name, amount in resources.items() if name in kept}
+
+
+def allocated_of(r: ReservationSnapshot) -> dict[str, int]:
+    """rInfo.Allocated: what its owners took, counted under its resource names only."""
+    return mask(r.allocated, reservation_terms(r).resource_names)
+
+
+def remained_of(r: ReservationSnapshot) -> dict[str, int]:
+    """RefreshPreCalculated's Available: Allocatable - Allocated, floored at zero (the
+    reserved-inside-the-reservation part, a node-reservation annotation on the
+    Reservation itself, is not modelled)."""
+    return subtract_non_negative(subtract(r.allocatable, allocated_of(r)), {})
+
+
+def is_matchable(node: NodeSnapshot, r: ReservationSnapshot) -> bool:
+    """IsMatchable: Available on this node, parsed, and not an allocateOnce reservation
+    someone already took."""
+    if r.phase is not ReservationPhase.AVAILABLE or not r.node_name or r.node_name != node.name:
+        return False
+    if reservation_terms(r).parse_error:
+        return False
+    return not (r.allocate_once and assigned_pod_uids(node, r))
+
+
+def book_owner(r: ReservationSnapshot, pod: PodSpec, uid: str) -> ReservationSnapshot:
+    """AddAssignedPod: `pod` (bound as `uid`) becomes an owner and its requests, masked to
+    the reservation's resource names, are allocated (a pod already an owner: unchanged)."""
+    if any(owner.uid == uid for owner in r.current_owners):
+        return r
+    requests, _ = pod_requests(pod)
+    allocated = add(r.allocated, mask(requests, reservation_terms(r).resource_names))
+    owner = ObjectRef(namespace=pod.namespace, name=pod.name, uid=uid)
+    return replace(r, allocated=allocated, current_owners=(*r.current_owners, owner))
+
+
+# --- the pod's side: exact match ------------------------------------------------------------
+
+
+def exact_match_spec(pod: PodSpec) -> tuple[str, ...] | None | str:
+    """GetExactMatchReservationSpec: the resourceNames (None when the annotation is absent
+    or empty); a message when json.Unmarshal would fail (BeforePreFilter then fails the
+    pod on every node)."""
+    text = pod.annotations.get(ANN_KOORD_EXACT_MATCH_RESERVATION, "")
+    if not text:
+        return None
+    try:
+        raw = json.loads(text)
+    except ValueError as error:
+        return f"exact-match-reservation is not valid JSON: {error}"
+    if raw is None:
+        return ()
+    names = raw.get("resourceNames") if isinstance(raw, dict) else 0
+    if names is None:
+        return ()
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return "exact-match-reservation resourceNames is not a list of resource names"
+    return tuple(names)
+
+
+def exact_match(
+    requests: Mapping[str, int], allocatable: Mapping[str, int], names: Sequence[str] | None
+) -> bool:
+    """ExactMatchReservation. Kept as upstream: a listed name that neither side has ends the
+    check at once as a match, even if a later listed name differs."""
+    for name in names or ():
+        in_reservation, in_pod = name in allocatable, name in requests
+        if not in_reservation or not in_pod:
+            return not in_reservation and not in_pod
+        if allocatable[name] != requests[name]:
+            return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class ReservationSplit:
     """BeforePreFilter's view of the node: reservations the pod may use, and the others."""
@@ -111,26 +257,41 @@ class ReservationSplit:
     unmatched: tuple[ReservationSnapshot, ...] = ()
 
 
+def matched_or_ignored(
+    pod: PodSpec,
+    r: ReservationSnapshot,
+    requests: Mapping[str, int],
+    spec: Sequence[str] | None,
+) -> bool:
+    """checkReservationMatchedOrIgnored: an ignoring pod sees every reservation; else an
+    owner whose affinity names this one, or (no name) a schedulable one, and either way
+    one exactly matching the exact-match spec. Reservation taints, tolerations and
+    affinity selectors are not modelled."""
+    if pod.ignores_reservations:
+        return True
+    if not matches_owners(pod, r.owners):
+        return False
+    named = pod.reservation_affinity_name
+    if named:
+        return r.name == named and exact_match(requests, r.allocatable, spec)
+    return not r.unschedulable and exact_match(requests, r.allocatable, spec)
+
+
 def split_reservations(
     node: NodeSnapshot, pod: PodSpec, reservations: Iterable[ReservationSnapshot]
 ) -> ReservationSplit:
-    """Matched: Available on this node, not used up (allocateOnce), owned, and then the one
-    the pod's reservation affinity names (whether schedulable or not), or, without a
-    name, any schedulable one (checkReservationMatchedOrIgnored). A pod that ignores
-    reservations sees them all (`koordinator.reference.numa.try_ignoring_reservations`).
-    Reservation taints and affinity selectors are not modelled."""
+    """Of the matchable reservations on the node (`is_matchable`): matched
+    (`matched_or_ignored`), and unmatched ones some owner already allocated from. A
+    malformed exact-match spec matches nothing (PreFilter refuses the pod first)."""
     matched, unmatched = [], []
-    named = pod.reservation_affinity_name
+    requests, _ = pod_requests(pod)
+    spec = exact_match_spec(pod)
     for r in sorted(reservations, key=lambda r: r.name):
-        if r.phase is not ReservationPhase.AVAILABLE or r.node_name != node.name:
+        if not is_matchable(node, r):
             continue
-        assigned = assigned_pod_uids(node, r)
-        if r.allocate_once and assigned:
-            continue
-        usable = r.name == named if named else not r.unschedulable
-        if pod.ignores_reservations or (usable and matches_owners(pod, r.owners)):
+        if not isinstance(spec, str) and matched_or_ignored(pod, r, requests, spec):
             matched.append(r)
-        elif assigned:
+        elif assigned_pod_uids(node, r):
             unmatched.append(r)
     return ReservationSplit(tuple(matched), tuple(unmatched))
 
@@ -211,32 +372,115 @@ def restore_state(
     )
 
 
-def nominate(split: ReservationSplit, requests: dict[str, int]) -> ReservationSnapshot | None:
-    """A simplified GetNominatedReservation: the matched reservation left fullest after use.
+# --- nomination ------------------------------------------------------------------------------
 
-    koord-scheduler scores candidate reservations (scoreReservation: MostAllocated over
-    the reserved resources, a resource the pod would over-ask scoring nothing) and
-    nominates the best; ties go to the name order here. The reservation-order label is
-    not modelled.
+RESERVATION_REASON = "Reservation(s) "
+MAX_SCORE = 100
+INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def go_parse_int64(text: str) -> int | None:
+    """strconv.ParseInt(text, 10, 64); None where Go returns an error."""
+    if not INT64.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def fits_reservation(
+    requests: Mapping[str, int], r: ReservationSnapshot, node: NodeSnapshot
+) -> list[str]:
+    """fitsReservation (short reasons): the pod count the reservation reserves, and each of
+    its resource names the pod asks for within what the reservation has left."""
+    reasons = []
+    max_pods = r.allocatable.get("pods")
+    if max_pods is not None and len(assigned_pod_uids(node, r)) + 1 > max_pods:
+        reasons.append(RESERVATION_REASON + "Too many pods")
+    allocated = allocated_of(r)
+    for name in reservation_terms(r).resource_names:
+        requested = requests.get(name, 0)
+        if requested == 0:
+            continue
+        used = max(allocated.get(name, 0), 0)
+        if requested > r.allocatable.get(name, 0) - used:
+            reasons.append(RESERVATION_REASON + f"Insufficient {name}")
+    return reasons
+
+
+def reservation_admits(
+    requests: Mapping[str, int], r: ReservationSnapshot, node: NodeSnapshot, has_affinity: bool
+) -> list[str] | None:
+    """One reservation of filterWithReservations: None when the pod may use it, else why
+    not (a pod without affinity skips one it shares no resource name with, with no
+    reason). The node-level half (fitsNode with the reservation's remains given back) is
+    the shared NodeResourcesFit's business here: an Aligned reservation always admits."""
+    if not has_affinity and not set(reservation_terms(r).resource_names) & {
+        name for name in requests
+    }:
+        return []
+    if r.allocate_policy is ReservationAllocatePolicy.RESTRICTED:
+        reasons = fits_reservation(requests, r, node)
+        return reasons or None
+    return None
+
+
+def score_reservation(requests: Mapping[str, int], r: ReservationSnapshot) -> int:
+    """ScoreReservation: MostAllocated over the reservation's non-zero allocatable, the pod
+    added to what it has allocated; a resource the pod would over-ask scores nothing."""
+    reserved = {name: amount for name, amount in r.allocatable.items() if amount != 0}
+    if not reserved:
+        return 0
+    requested = add(dict(requests), allocated_of(r))
+    total = 0
+    for name, capacity in reserved.items():
+        used = requested.get(name, 0)
+        if used <= capacity:
+            total += MAX_SCORE * used // capacity
+    return total // len(reserved)
+
+
+def preferred_by_order(candidates: Sequence[ReservationSnapshot]) -> ReservationSnapshot | None:
+    """findMostPreferredReservationByOrder: the lowest non-zero reservation-order label
+    (unparsable ones ignored); the first such on a tie."""
+    best, best_order = None, None
+    for r in candidates:
+        order = go_parse_int64(r.labels.get(LABEL_RESERVATION_ORDER, ""))
+        if order and (best_order is None or order < best_order):
+            best, best_order = r, order
+    return best
+
+
+def nominate(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    split: ReservationSplit,
+    requests: Mapping[str, int],
+    allocates: Callable[[ReservationSnapshot], bool] = lambda r: True,
+) -> ReservationSnapshot | None:
+    """NominateReservation for a normal pod.
+
+    The only matched reservation of a pod with an affinity is nominated outright. Else the
+    candidates are those FilterNominateReservation passes (not used up, `reservation_admits`
+    as a required reservation, and `allocates`: the NUMA plugin's own try, which only a pod
+    that must allocate from a reservation can fail); one of them, or the one the
+    reservation-order label prefers, or the best ScoreReservation. koord-scheduler sorts the
+    scores with an unstable sort: equal scores go to the name order here.
     """
-
-    def fill_after(r: ReservationSnapshot) -> int:
-        reserved = {name: capacity for name, capacity in r.allocatable.items() if capacity > 0}
-        total = 0
-        for name, capacity in reserved.items():
-            used = r.allocated.get(name, 0) + requests.get(name, 0)
-            if used <= capacity:
-                total += 100 * used // capacity
-        return total // len(reserved) if reserved else 0
-
-    candidates = [r for r in split.matched if _has_room(r, requests)]
-    return max(candidates, key=fill_after, default=None)
-
-
-def _has_room(r: ReservationSnapshot, requests: dict[str, int]) -> bool:
-    """FilterReservation's resource check: shared resource names with something left."""
-    shared = set(r.allocatable) & set(requests)
-    if not shared:
-        return False
-    left = subtract_non_negative(dict(r.allocatable), dict(r.allocated))
-    return any(left.get(name, 0) > 0 for name in shared)
+    has_affinity = pod.has_reservation_affinity
+    if pod.ignores_reservations or not split.matched:
+        return None
+    if len(split.matched) == 1 and has_affinity:
+        return split.matched[0]
+    candidates = [
+        r
+        for r in split.matched
+        if not (r.allocate_once and assigned_pod_uids(node, r))
+        and reservation_admits(requests, r, node, has_affinity) is None
+        and allocates(r)
+    ]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    by_order = preferred_by_order(candidates)
+    if by_order is not None:
+        return by_order
+    return max(candidates, key=lambda r: score_reservation(requests, r))

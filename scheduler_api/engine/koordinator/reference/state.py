@@ -190,6 +190,15 @@ def node_cpu_bind_policy(node: NodeSnapshot) -> str:
     return "SpreadByPCPUs" if label == "SpreadByPCPUs" else "None"
 
 
+def numa_allocate_strategy(node: NodeSnapshot, config: KoordConfig) -> str:
+    """GetNUMAAllocateStrategy (koordinator v1.8.0 nodenumaresource/util.go): a non-empty
+    node label beats the default the NUMA scoring strategy gives. Nothing of the pod is
+    read: v1.8.0's NUMATopologySpec has no allocate strategy. Any value but MostAllocated
+    (DistributeEvenly included) picks CPUs as LeastAllocated: cpu_accumulator.go only
+    ever compares the strategy with MostAllocated."""
+    return node.numa_allocate_strategy_label or config.default_numa_allocate_strategy()
+
+
 def node_numa_policy(node: NodeSnapshot, view: NodeView) -> str:
     """getNUMATopologyPolicy: a non-empty node label beats the NRT's policy."""
     label = node.koord_numa_topology_policy_label

@@ -7,28 +7,60 @@ Manager and allocates each container's exclusive CPUs, as `policy_static.go` wou
 init containers first, a finished one's CPUs reusable by the containers after it
 (sidecars keep theirs), and the pod scope's one hint sized by `podGuaranteedCPUs`.
 The cpuset reported is what the long-running containers (apps and sidecars) hold.
-Only the CPU hint provider is modelled (memory and device managers are not).
+
+Where the node runs the Static Memory Manager (`memory_manager_policy`, else the NRT's
+`memoryManagerPolicy` attribute), its memory and hugepages hints (`memorymanager`) are
+merged with the CPU hints, as the Topology Manager merges every provider's, under both
+scopes; it then allocates each container's memory (`memory_numa`). Where that policy
+is not published, memory is not aligned here and the answer says so. The device
+manager is not modelled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
 
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
 from scheduler_api.engine.kubelet.reference.cpumanager import (
     CPUHints,
     StaticPolicyOptions,
     allocate_cpus,
-    check_options_fit,
     cpu_hints,
     hints_by_resource,
 )
-from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint, merge_hints
+from scheduler_api.engine.kubelet.reference.memorymanager import (
+    SIDECAR_RESTART_POLICY,
+    MemoryManagerError,
+    NodeMemory,
+    StaticPolicy,
+    memory_aligned,
+    node_memory,
+    provider_hints,
+)
+from scheduler_api.engine.kubelet.reference.node_config import (
+    KUBELET_MODELLED,
+    KUBELET_UNKNOWN,
+    closest_numa_distances,
+    cpu_manager_class,
+    kubelet_policy,
+    node_cpu_topology,
+    numa_distances,
+    options_or_refusal,
+    pinned_cpus,
+    too_many_numa_nodes,
+    too_many_numa_nodes_for,
+)
+from scheduler_api.engine.kubelet.reference.topologymanager import (
+    TopologyHint,
+    merge_hints,
+)
 from scheduler_api.engine.model.errors import AllocationError
+from scheduler_api.engine.model.kubernetes import pod_level_resources_set
 from scheduler_api.engine.model.results import Reason, ReasonCheck
 from scheduler_api.engine.model.snapshot import (
-    AllocationSource,
     ContainerSpec,
     NodeSnapshot,
     PodSpec,
@@ -36,69 +68,41 @@ from scheduler_api.engine.model.snapshot import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from scheduler_api.engine.schedulerplugins.reference.common import (
-    TopologyManagerConfig,
-    resolve_topology_manager,
-)
 
-OPTION_FLAGS = {
-    "full-pcpus-only": "full_pcpus_only",
-    "distribute-cpus-across-numa": "distribute_cpus_across_numa",
-    "align-by-socket": "align_by_socket",
-    "distribute-cpus-across-cores": "distribute_cpus_across_cores",
-}
+# kubernetes v1.35 pkg/kubelet/cm/cpumanager/policy_static.go Allocate: with
+# PodLevelResources on and spec.resources set, the static policy logs "CPU Manager
+# allocation skipped, pod is using pod-level resources which are not supported by the
+# static CPU manager policy" and pins nothing. Newer kubelets pin such pods behind the
+# PodLevelResourceManagers gate (alpha, off by default): not modelled, the node's gates
+# are not known.
+POD_LEVEL_RESOURCES_NOT_PINNED = (
+    "no exclusive CPUs: the pod sets pod-level resources (spec.resources), which the "
+    "static CPU manager policy does not support, so it skips the allocation and the "
+    "containers run in the shared pool (kubelet without PodLevelResourceManagers)"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class KubeletPinning:
-    """The cpuset the kubelet would pin, or why it would refuse the pod at admission."""
+    """The cpuset the kubelet would pin, or why it would refuse the pod at admission;
+    `note` says why it pins nothing where that is not plain (pod-level resources)."""
 
     cpuset: frozenset[int] | None
     reason: Reason | None = None
-
-
-def static_options(options: Mapping[str, str]) -> StaticPolicyOptions:
-    flags = {attr: options.get(key) == "true" for key, attr in OPTION_FLAGS.items()}
-    return StaticPolicyOptions(**flags)
+    note: str = ""
+    # the NUMA nodes of the long-running containers' memory where the Static Memory
+    # Manager allocated it; None where it did not run
+    memory_numa: frozenset[int] | None = None
+    # what the answer must add: what was not checked, or was assumed (memory groups)
+    notes: tuple[str, ...] = ()
+    # False where the kubelet's answer cannot be told (its CPU layout is not published)
+    checked: bool = True
 
 
 def exclusive_cpu_count(container: ContainerSpec) -> int:
     """Whole CPUs a Guaranteed container gets exclusively; 0 for a fractional request."""
     cpu = container.requests.get("cpu", 0)
     return cpu // 1000 if cpu > 0 and cpu % 1000 == 0 else 0
-
-
-def published_topology_manager(node: NodeSnapshot) -> TopologyManagerConfig:
-    """The Topology Manager configuration the node's NRT publishes."""
-    return resolve_topology_manager(node.topology_policies, node.nrt_attributes)
-
-
-def kubelet_policy(node: NodeSnapshot) -> tuple[TopologyManagerPolicy, TopologyManagerScope]:
-    """The kubelet's real configuration when known, else what the NRT says it is."""
-    resolved = published_topology_manager(node)
-    return node.tm_policy or resolved.policy, node.tm_scope or resolved.scope
-
-
-# What a node publishes of its kubelet's CPU manager (`kubelet_class`).
-KUBELET_MODELLED, KUBELET_NONE, KUBELET_UNKNOWN = 0, 1, 2
-
-
-def kubelet_class(node: NodeSnapshot) -> int:
-    """KUBELET_MODELLED: the static policy with a published CPU layout, which
-    `kubelet_pinning` reproduces; KUBELET_NONE: the none policy, which pins nothing;
-    KUBELET_UNKNOWN: neither is published."""
-    if node.cpu_manager_policy == "none":
-        return KUBELET_NONE
-    if node.cpus and node.cpu_manager_policy == "static":
-        return KUBELET_MODELLED
-    return KUBELET_UNKNOWN
-
-
-def pinned_cpus(node: NodeSnapshot) -> frozenset[int]:
-    """CPUs the kubelet has already handed out (koordlet's pod-cpu-allocs)."""
-    return frozenset(
-        cpu for a in node.allocations if a.source is AllocationSource.KUBELET for cpu in a.cpuset
-    )
 
 
 def _single_numa_hints(
@@ -115,32 +119,6 @@ def _single_numa_hints(
         and len(topology.cpus_in_numa(numa)) >= count
         and len(reuse) + len(topology.cpus_in_numa(numa) & free) >= count
     ]
-
-
-PREFER_CLOSEST_OPTION = "prefer-closest-numa-nodes"
-PREFER_CLOSEST_ATTRIBUTE = "topologyManagerOptionPreferClosestNumaNodes"
-
-
-def closest_numa_distances(
-    node: NodeSnapshot, topology: CPUTopology
-) -> dict[int, dict[int, int]] | None:
-    """The NUMA distance table when the Topology Manager prefers the closest NUMA nodes.
-
-    The option comes from the kubelet's configuration when known, else from the NRT's
-    attributes; the distances from the NRT zones' costs. None when the option is off,
-    or when the costs miss a pair of the machine's NUMA nodes: the merge then prefers
-    the narrowest mask, as without the option.
-    """
-    enabled = node.tm_options.get(PREFER_CLOSEST_OPTION) == "true" or (
-        node.nrt_attributes.get(PREFER_CLOSEST_ATTRIBUTE) == "true"
-    )
-    if not enabled:
-        return None
-    numa_ids = topology.numa_nodes()
-    costs = {zone.numa_id: zone.costs for zone in node.zones if zone.zone_type == "Node"}
-    if not all(b in costs.get(a, {}) for a in numa_ids for b in numa_ids):
-        return None
-    return {a: {b: costs[a][b] for b in numa_ids} for a in numa_ids}
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,14 +141,9 @@ class _StaticPolicy:
         """The Topology Manager's merge of the CPU manager's hints for `count` CPUs."""
         if self.policy is TopologyManagerPolicy.NONE:
             return TopologyHint(None, True)  # the none policy asks no provider for hints
-        topology, options = self.topology, self.options
-        if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and not options.align_by_socket:
-            hints = _single_numa_hints(topology, free, reuse, count)
-        else:
-            hints = self.hints(topology, free, count, reuse, options=options)
         merged, admitted = merge_hints(
-            hints_by_resource({"cpu": hints}),
-            list(topology.numa_nodes()),
+            self.provider_hints(free, reuse, count),
+            list(self.topology.numa_nodes()),
             self.policy,
             prefer_closest=self.distances is not None,
             distances=self.distances,
@@ -183,6 +156,18 @@ class _StaticPolicy:
             )
         return merged
 
+    def provider_hints(
+        self, free: frozenset[int], reuse: frozenset[int], count: int
+    ) -> list[list[TopologyHint]]:
+        """The CPU manager's hints for `count` CPUs, as `merge_hints` reads them. Under
+        single-numa-node (without align-by-socket) only those the policy keeps."""
+        topology, options = self.topology, self.options
+        if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and not options.align_by_socket:
+            hints = _single_numa_hints(topology, free, reuse, count)
+        else:
+            hints = self.hints(topology, free, count, reuse, options=options)
+        return hints_by_resource({"cpu": hints})
+
     def allocate(
         self, free: frozenset[int], reuse: frozenset[int], count: int, hint: TopologyHint
     ) -> frozenset[int]:
@@ -191,44 +176,6 @@ class _StaticPolicy:
         return allocate_cpus(
             self.topology, free | reuse, count, hint, options=self.options, reserved=self.reserved
         )
-
-
-def _too_many_numa_nodes(
-    node: NodeSnapshot, topology: CPUTopology, policy: TopologyManagerPolicy
-) -> Reason | None:
-    """kubelet refuses to start a Topology Manager over more NUMA nodes than allowed."""
-    resolved = published_topology_manager(node)
-    allowed = node.tm_max_numa_nodes or resolved.max_numa_nodes
-    numa_count = topology.num_numa_nodes
-    if policy is TopologyManagerPolicy.NONE or numa_count <= allowed:
-        return None
-    message = (
-        f"kubelet does not start the Topology Manager on {numa_count} NUMA nodes: "
-        f"more than max-allowable-numa-nodes ({allowed})"
-    )
-    return Reason(ReasonCheck.KUBELET_ADMISSION, message=message)
-
-
-def _not_started(why: str) -> Reason:
-    return Reason(ReasonCheck.KUBELET_ADMISSION, message=f"kubelet would not start: {why}")
-
-
-def _options_or_refusal(
-    node: NodeSnapshot, topology: CPUTopology, policy: TopologyManagerPolicy
-) -> StaticPolicyOptions | Reason:
-    """The static policy's options, or why the kubelet would refuse them at start-up
-    (`ValidateStaticPolicyOptions` and the options' own compatibility checks)."""
-    try:
-        options = static_options(node.cpu_manager_options)
-        check_options_fit(topology, options)
-    except ValueError as error:
-        return _not_started(str(error))
-    if options.align_by_socket and policy is TopologyManagerPolicy.SINGLE_NUMA_NODE:
-        return _not_started(
-            "the single-numa-node Topology Manager policy is incompatible with the "
-            "align-by-socket CPU manager option"
-        )
-    return options
 
 
 def pod_guaranteed_cpus(pod: PodSpec) -> int:
@@ -243,9 +190,6 @@ def pod_guaranteed_cpus(pod: PodSpec) -> int:
             by_init = max(by_init, by_sidecars + cpus)
     by_apps = sum(exclusive_cpu_count(container) for container in pod.containers)
     return max(by_init, by_apps + by_sidecars)
-
-
-SIDECAR_RESTART_POLICY = "Always"
 
 
 def admission_order(pod: PodSpec) -> list[tuple[int, bool]]:
@@ -266,28 +210,85 @@ def kubelet_pinning(
     hints: CPUHints = cpu_hints,
 ) -> KubeletPinning:
     """The exclusive CPUs the static CPU manager would give the pod's long-running
-    containers (app containers and sidecars) on `node`.
+    containers (app containers and sidecars) on `node`, and, where the node runs the
+    Static Memory Manager, the NUMA nodes of their memory; or why the kubelet refuses.
 
-    `topology`: `CPUTopology.from_cpus(node.cpus)` when the caller keeps one built.
+    `topology`: `node_cpu_topology(node)` when the caller keeps one built.
     `hints`: the CPU hint generator, `cpu_hints` by default; a caller outside the
     reference may pass a fast twin with the same answers (the what-if's admission passes
     `kubelet.fast.hints.cpu_hints_counted`): a reference never imports a fast path."""
-    order = admission_order(pod)
+    if pod.qos_class is not QoSClass.GUARANTEED:
+        return KubeletPinning(None)  # neither manager aligns any other pod
+    if not memory_aligned(pod):
+        return _cpu_pinning(node, pod, topology, hints, ())
+    memory = node_memory(node)
+    if not memory.static:
+        return _cpu_pinning(node, pod, topology, hints, memory.notes)
+    return _aligned_pinning(node, pod, memory, topology, hints)
+
+
+CPU_LAYOUT_NOT_PUBLISHED = (
+    "not checked: the node runs the Static Memory Manager, but publishes neither its CPU "
+    "layout nor its CPU manager policy, whose hints the Topology Manager merges with it"
+)
+
+
+def _cpu_pinning(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    topology: CPUTopology | None,
+    hints: CPUHints,
+    notes: tuple[str, ...],
+) -> KubeletPinning:
+    """The static CPU manager alone behind the Topology Manager (the Memory Manager gives
+    no hints: not Static, not known, or the pod is not one it aligns). `notes` say what
+    was not checked of memory: a refusal stands whatever memory would do, and says none."""
     if (
         not node.cpus
         or node.cpu_manager_policy != "static"
-        or pod.qos_class is not QoSClass.GUARANTEED
-        or not any(count for count, _ in order)
+        or not any(count for count, _ in admission_order(pod))
     ):
-        return KubeletPinning(None)
-    static = _static_policy(node, topology or CPUTopology.from_cpus(node.cpus), hints)
+        return KubeletPinning(None, notes=notes)
+    if pod_level_resources_set(pod):
+        return KubeletPinning(None, note=POD_LEVEL_RESOURCES_NOT_PINNED, notes=notes)
+    static = _static_policy(node, topology or node_cpu_topology(node), hints)
     if isinstance(static, Reason):
         return KubeletPinning(None, static)
-    free = static.topology.cpus() - pinned_cpus(node) - static.reserved
-    try:
-        return _pin(static, free, order, kubelet_policy(node)[1], pod_guaranteed_cpus(pod))
-    except AllocationError as error:
-        return KubeletPinning(None, Reason(ReasonCheck.KUBELET_ADMISSION, message=str(error)))
+    manager = _TopologyManager(static.policy, static.topology.numa_nodes(), static.distances)
+    pinning = _admit(manager, static, None, node, pod, notes)
+    return pinning if pinning.reason is None else KubeletPinning(None, pinning.reason)
+
+
+def _aligned_pinning(
+    node: NodeSnapshot,
+    pod: PodSpec,
+    memory: NodeMemory,
+    topology: CPUTopology | None,
+    hints: CPUHints,
+) -> KubeletPinning:
+    """The Topology Manager over the static CPU manager (when it gives hints: a pod with
+    whole CPUs on a static node) and the Static Memory Manager."""
+    assert memory.state is not None
+    notes = memory.notes
+    exclusive = any(count for count, _ in admission_order(pod))
+    cpu_class = cpu_manager_class(node)
+    if exclusive and cpu_class == KUBELET_UNKNOWN:
+        return KubeletPinning(None, notes=(CPU_LAYOUT_NOT_PUBLISHED, *notes), checked=False)
+    static = None
+    if exclusive and cpu_class == KUBELET_MODELLED:
+        built = _static_policy(node, topology or node_cpu_topology(node), hints)
+        if isinstance(built, Reason):
+            return KubeletPinning(None, built, notes=notes)
+        static = built
+    policy = kubelet_policy(node)[0]
+    cpu_numa = static.topology.numa_nodes() if static is not None else ()
+    numa_ids = tuple(sorted({*memory.state.numa_ids(), *cpu_numa}))
+    too_many = too_many_numa_nodes_for(node, len(numa_ids), policy)
+    if too_many is not None:
+        return KubeletPinning(None, too_many, notes=notes)
+    manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
+    state = StaticPolicy(memory.state.with_numa_ids(numa_ids))
+    return _admit(manager, static, state, node, pod, notes)
 
 
 def _static_policy(
@@ -295,38 +296,157 @@ def _static_policy(
 ) -> _StaticPolicy | Reason:
     """The node's static policy, or why the kubelet would not run it."""
     policy, _ = kubelet_policy(node)
-    options = _options_or_refusal(node, topology, policy)
+    options = options_or_refusal(node, topology, policy)
     if isinstance(options, Reason):
         return options
-    too_many = _too_many_numa_nodes(node, topology, policy)
+    too_many = too_many_numa_nodes(node, topology, policy)
     if too_many is not None:
         return too_many
     distances = closest_numa_distances(node, topology)
     return _StaticPolicy(topology, options, policy, node.kubelet_reserved_cpus, distances, hints)
 
 
-def _pin(
-    static: _StaticPolicy,
-    free: frozenset[int],
-    order: list[tuple[int, bool]],
-    scope: TopologyManagerScope,
-    pod_cpus: int,
-) -> KubeletPinning:
-    """Admit the containers in order: under the pod scope all take the pod's one hint;
-    under the container scope each gets its own, which must cover the reusable CPUs."""
-    pod_hint = (
-        static.hint(free, frozenset(), pod_cpus) if scope is TopologyManagerScope.POD else None
+class _Provider(NamedTuple):
+    """One hint provider's hints for the Topology Manager: its name, the resources they
+    are for, and one list per resource as `merge_hints` reads them."""
+
+    name: str
+    resources: tuple[str, ...]
+    hints: list[list[TopologyHint]]
+
+
+@dataclass(frozen=True, slots=True)
+class _TopologyManager:
+    """The Topology Manager: merges its providers' hints under its policy (`Merge`)."""
+
+    policy: TopologyManagerPolicy
+    numa_ids: tuple[int, ...]
+    distances: dict[int, dict[int, int]] | None
+
+    def hint(self, providers: Callable[[], list[_Provider]]) -> TopologyHint | Reason:
+        """The merged hint, or the TopologyAffinityError refusal naming which provider
+        (alone) has no hint the policy accepts. The none policy asks no provider."""
+        if self.policy is TopologyManagerPolicy.NONE:
+            return TopologyHint(None, True)
+        asked = providers()
+        merged, admitted = self._merge([lists for p in asked for lists in p.hints])
+        return merged if admitted else self._refusal(asked)
+
+    def _merge(self, hints: list[list[TopologyHint]]) -> tuple[TopologyHint, bool]:
+        if not hints:  # no provider has a preference: the default affinity, preferred
+            return TopologyHint(None, True), True
+        return merge_hints(
+            hints,
+            list(self.numa_ids),
+            self.policy,
+            prefer_closest=self.distances is not None,
+            distances=self.distances,
+        )
+
+    def _refusal(self, providers: list[_Provider]) -> Reason:
+        message = f"kubelet would refuse the pod: TopologyAffinityError under {self.policy}"
+        if [p.name for p in providers] == [CPU_MANAGER]:
+            return Reason(ReasonCheck.KUBELET_ADMISSION, resource="cpu", message=message)
+        blocking = [p for p in providers if not self._merge(p.hints)[1]]
+        if not blocking:
+            why = "each provider alone has a hint it accepts, but no NUMA set suits them all"
+            return Reason(ReasonCheck.KUBELET_ADMISSION, message=f"{message}: {why}")
+        whose = "; ".join(
+            f"the {p.name} has no hint for {', '.join(p.resources)} it accepts" for p in blocking
+        )
+        resource = blocking[0].resources[0]
+        return Reason(
+            ReasonCheck.KUBELET_ADMISSION, resource=resource, message=f"{message}: {whose}"
+        )
+
+    def memory_hint(self, hint: TopologyHint) -> TopologyHint:
+        """The affinity the Memory Manager reads from the Topology Manager's store: none,
+        not preferred, under the none policy (nothing was merged); else the merged mask,
+        which is never nil (a merge reported as "any NUMA" covers all of them)."""
+        if self.policy is TopologyManagerPolicy.NONE:
+            return TopologyHint(None, False)
+        if hint.numa is None:
+            return TopologyHint(frozenset(self.numa_ids), hint.preferred)
+        return hint
+
+
+CPU_MANAGER, MEMORY_MANAGER = "CPU manager", "Memory Manager"
+
+
+def _memory_provider(hints: dict[str, list[TopologyHint]] | None) -> _Provider:
+    return _Provider(
+        MEMORY_MANAGER, tuple(sorted(hints or {})) or ("memory",), provider_hints(hints)
     )
+
+
+def _admit(
+    manager: _TopologyManager,
+    static: _StaticPolicy | None,
+    memory: StaticPolicy | None,
+    node: NodeSnapshot,
+    pod: PodSpec,
+    notes: tuple[str, ...],
+) -> KubeletPinning:
+    """Admit the containers in order, init containers first: under the pod scope all take
+    the pod's one merged hint; under the container scope each gets its own, after the
+    containers before it were given theirs (its CPU hints must cover the reusable CPUs).
+    Each container gets its CPUs, then its memory, as the providers allocate in turn."""
+    free = static.topology.cpus() - pinned_cpus(node) - static.reserved if static else frozenset()
     held: frozenset[int] = frozenset()
     reuse: frozenset[int] = frozenset()
-    for count, given_back in order:
-        if count == 0:
-            continue
-        hint = pod_hint or static.hint(free, reuse, count)
-        if isinstance(hint, Reason):
-            return KubeletPinning(None, hint)
-        cpus = static.allocate(free, reuse, count, hint)
-        free -= cpus
-        reuse = reuse | cpus if given_back else reuse - cpus
-        held = held if given_back else held | cpus
-    return KubeletPinning(held)
+
+    def providers(container: ContainerSpec | None, count: int) -> list[_Provider]:
+        found = []
+        if static is not None and count:
+            found.append(
+                _Provider(CPU_MANAGER, ("cpu",), static.provider_hints(free, reuse, count))
+            )
+        if memory is not None:
+            hints = (
+                memory.pod_hints(pod)
+                if container is None
+                else memory.container_hints(pod, container)
+            )
+            found.append(_memory_provider(hints))
+        return found
+
+    pod_hint = None
+    if kubelet_policy(node)[1] is TopologyManagerScope.POD:
+        pod_hint = manager.hint(lambda: providers(None, pod_guaranteed_cpus(pod)))
+    containers = (*pod.init_containers, *pod.containers)
+    try:
+        for container, (count, given_back) in zip(containers, admission_order(pod), strict=True):
+            hint = pod_hint or manager.hint(partial(providers, container, count))
+            if isinstance(hint, Reason):
+                return KubeletPinning(None, hint, notes=notes)
+            if static is not None and count:
+                cpus = static.allocate(free, reuse, count, hint)
+                free -= cpus
+                reuse = reuse | cpus if given_back else reuse - cpus
+                held = held if given_back else held | cpus
+            if memory is not None:
+                memory.allocate(pod, container, manager.memory_hint(hint))
+    except AllocationError as error:
+        return KubeletPinning(
+            None, Reason(ReasonCheck.KUBELET_ADMISSION, message=str(error)), notes=notes
+        )
+    except MemoryManagerError as error:
+        return KubeletPinning(None, _memory_refusal(error), notes=notes)
+    numa = memory.memory_numa(_long_running(pod)) if memory is not None else None
+    return KubeletPinning(held if static is not None else None, memory_numa=numa, notes=notes)
+
+
+def _memory_refusal(error: MemoryManagerError) -> Reason:
+    """The Memory Manager's Allocate error as the kubelet reports it (admission's
+    UnexpectedAdmissionError: "Allocate failed due to ..., which is unexpected")."""
+    message = (
+        "kubelet would refuse the pod: UnexpectedAdmissionError: Allocate failed due to "
+        f"{error}, which is unexpected (the Static Memory Manager)"
+    )
+    return Reason(ReasonCheck.KUBELET_ADMISSION, resource="memory", message=message)
+
+
+def _long_running(pod: PodSpec) -> list[str]:
+    """The containers that keep what they hold: sidecars and app containers."""
+    sidecars = [c.name for c in pod.init_containers if c.restart_policy == SIDECAR_RESTART_POLICY]
+    return sidecars + [c.name for c in pod.containers]

@@ -1,9 +1,12 @@
 """kubelet's ``cpu_assignment.go``: the CPU accumulator and the two takeByTopology algorithms.
 
-:func:`take_packed` is NUMA-packed (whole NUMA nodes or sockets, then whole
+:func:`take_packed` is NUMA-packed (whole NUMA nodes or sockets, then, with
+``prefer-align-cpus-by-uncorecache``, whole or partial uncore caches, then whole
 cores, then threads, fullest first); :func:`take_distributed` is the
 ``distribute-cpus-across-numa`` variant. :mod:`cpumanager` chooses between
-them from the static policy options.
+them from the static policy options. The uncore steps follow kubernetes master after
+v1.35 (``takeUncoreCache``, ``takeFullUncore``, ``takePartialUncore`` with its
+whole-core rounding for odd requests on SMT machines).
 """
 
 from __future__ import annotations
@@ -141,6 +144,57 @@ class CPUAccumulator:
     def take_full_cores(self) -> None:
         self._take_units(self.free_cores(), self.topo.cpus_in_core)
 
+    # --- prefer-align-cpus-by-uncorecache ------------------------------------------
+
+    def sorted_uncore_caches(self) -> list[int]:
+        """``sortAvailableUncoreCaches``: NUMA node by NUMA node (in their order), each
+        node's uncore caches with free CPUs, fullest first. kubelet does not dedupe: a
+        cache spanning two NUMA nodes is listed under each."""
+        topo = self.topo
+        return [
+            uncore
+            for numa in self.sorted_numa_nodes()
+            for uncore in self._sort(
+                self._ids("uncore", topo.cpus_in_numa(numa)), topo.cpus_in_uncore
+            )
+        ]
+
+    def take_full_uncore(self) -> None:
+        """``takeFullUncore``: every wholly free uncore cache the request still covers."""
+        topo = self.topo
+        for uncore in self.sorted_uncore_caches():
+            cpus = topo.cpus_in_uncore(uncore)
+            if self.free_in(cpus) == len(cpus) and self.needs(len(cpus)):
+                self.take(cpus)
+
+    def take_partial_uncore(self, uncore: int) -> None:
+        """``takePartialUncore``: the first (by core id) free cores of ``uncore`` that
+        hold what is still needed, taken only if their free CPUs are exactly that many.
+        An odd remainder on an SMT machine rounds up to whole cores and leaves out the
+        highest CPU id of them."""
+        per_core = self.topo.cpus_per_core
+        cores_needed = (self.needed + per_core - 1) // per_core
+        free_here = self.free & self.topo.cpus_in_uncore(uncore)
+        cores = sorted({self.topo.details[cpu].core for cpu in free_here})[:cores_needed]
+        cpus = sorted(cpu for core in cores for cpu in self.free & self.topo.cpus_in_core(core))
+        if self.needed % 2 and per_core > 1 and len(cpus) > self.needed:
+            cpus = cpus[:-1]
+        if len(cpus) == self.needed:
+            self.take(cpus)
+
+    def take_uncore_cache(self) -> None:
+        """``takeUncoreCache``: per uncore cache in sorted order, whole free caches while
+        the request covers one, then the cache itself partially if it fits."""
+        per_uncore = self.topo.cpus_per_uncore
+        for uncore in self.sorted_uncore_caches():
+            if self.needs(per_uncore):
+                self.take_full_uncore()
+            if self.satisfied():
+                return
+            self.take_partial_uncore(uncore)
+            if self.satisfied():
+                return
+
     def take_remaining_cpus(self) -> None:
         for cpu in self.sorted_cpus():
             self.take((cpu,))
@@ -158,9 +212,15 @@ def not_enough(count: int, pool: Iterable[int]) -> AllocationError:
 
 
 def take_packed(
-    topo: CPUTopology, pool: Iterable[int], count: int, *, spread: bool = False
+    topo: CPUTopology,
+    pool: Iterable[int],
+    count: int,
+    *,
+    spread: bool = False,
+    prefer_uncore: bool = False,
 ) -> frozenset[int]:
-    """``takeByTopologyNUMAPacked``: whole NUMA nodes/sockets, whole cores, then threads.
+    """``takeByTopologyNUMAPacked``: whole NUMA nodes/sockets, (with ``prefer_uncore``)
+    uncore caches, whole cores, then threads.
 
     The raw kubelet algorithm over ``pool`` (ids assumed valid); prefer
     :func:`take_cpus`, which validates input and applies the policy options.
@@ -173,6 +233,8 @@ def take_packed(
     steps = [acc.take_full_numa_nodes, acc.take_full_sockets]
     if not acc.numa_first:
         steps.reverse()
+    if prefer_uncore:
+        steps.append(acc.take_uncore_cache)
     if not spread:  # distribute-cpus-across-cores never takes whole cores
         steps.append(acc.take_full_cores)
     steps.append(acc.take_remaining_cpus)

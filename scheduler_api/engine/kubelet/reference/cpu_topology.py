@@ -8,6 +8,12 @@ when the input's core ids repeat across sockets; when they are already unique
 per machine (as in kubelet's own test fixtures) they are kept, so tie-breaking
 by core id matches kubelet's tests.
 
+Each CPU also sits in one uncore (last-level, L3) cache, which only the
+``prefer-align-cpus-by-uncorecache`` option reads. kubelet's ``getUncoreCacheID``
+(``topology/topology.go``) takes the first L3 cache cAdvisor reports for the core and,
+when it reports none, the socket id; :meth:`CPUTopology.from_cpus` does the same when
+it is given no uncore table (``uncore_known`` then says so).
+
 Everything is precomputed at construction (O(n) for n CPUs); every query is a
 dictionary lookup.
 """
@@ -29,6 +35,7 @@ class CPUInfo:
     core: int
     socket: int
     numa: int
+    uncore: int = -1  # the uncore (L3) cache id; from_cpus sets it (the socket when unknown)
 
 
 def _validate_rows(cpus: Iterable[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
@@ -69,11 +76,28 @@ def _group(pairs: Iterable[tuple[int, int]]) -> dict[int, frozenset[int]]:
     return {key: frozenset(values) for key, values in groups.items()}
 
 
+def _validate_uncore(cpus: Iterable[int], uncore: Mapping[int, int]) -> None:
+    """An uncore table names every CPU once, with non-negative int ids, and nothing else."""
+    ids = set(cpus)
+    for cpu, cache in uncore.items():
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (cpu, cache)):
+            raise ValueError(f"uncore caches map CPU id to cache id (ints); got {cpu!r}: {cache!r}")
+        if cache < 0:
+            raise ValueError(f"uncore cache id of CPU {cpu} must be non-negative; got {cache}")
+    missing, extra = ids - uncore.keys(), uncore.keys() - ids
+    if missing or extra:
+        raise ValueError(
+            "the uncore cache table must name every CPU of the node and no other: "
+            f"missing {format_cpuset(missing)}, unknown {format_cpuset(extra)}"
+        )
+
+
 class CPUTopology:
     """An immutable node CPU topology. Build it with :meth:`from_cpus`."""
 
-    def __init__(self, details: Mapping[int, CPUInfo]) -> None:
+    def __init__(self, details: Mapping[int, CPUInfo], *, uncore_known: bool = False) -> None:
         self._details = MappingProxyType(dict(details))
+        self.uncore_known = uncore_known
         items = self._details.items()
         self._by_socket = _group((i.socket, c) for c, i in items)
         self._by_numa = _group((i.numa, c) for c, i in items)
@@ -82,13 +106,32 @@ class CPUTopology:
         self._cores_by_numa = _group((i.numa, i.core) for i in self._details.values())
         self._sockets_by_numa = _group((i.numa, i.socket) for i in self._details.values())
         self._numa_by_socket = _group((i.socket, i.numa) for i in self._details.values())
+        self._by_uncore = _group((i.uncore, c) for c, i in items)
+        self._uncore_by_numa = _group((i.numa, i.uncore) for i in self._details.values())
 
     @classmethod
-    def from_cpus(cls, cpus: Iterable[tuple[int, int, int, int]]) -> CPUTopology:
-        """Build from ``(cpu_id, core_id, socket_id, numa_id)`` rows; ``ValueError`` if bad."""
+    def from_cpus(
+        cls,
+        cpus: Iterable[tuple[int, int, int, int]],
+        uncore_caches: Mapping[int, int] | None = None,
+    ) -> CPUTopology:
+        """Build from ``(cpu_id, core_id, socket_id, numa_id)`` rows and, when known, each
+        CPU's uncore cache id (``{cpu: cache}``, every CPU named); ``ValueError`` if bad.
+        Without an uncore table each CPU's uncore cache is its socket, as kubelet's
+        ``getUncoreCacheID`` falls back when cAdvisor reports no L3 cache."""
         rows = _validate_rows(cpus)
         core_of = _unique_core_ids(rows)
-        return cls({cpu: CPUInfo(core_of[cpu], socket, numa) for cpu, _, socket, numa in rows})
+        known = bool(uncore_caches)
+        if uncore_caches:
+            _validate_uncore((row[0] for row in rows), uncore_caches)
+        uncore = dict(uncore_caches) if uncore_caches else {row[0]: row[2] for row in rows}
+        return cls(
+            {
+                cpu: CPUInfo(core_of[cpu], socket, numa, uncore[cpu])
+                for cpu, _, socket, numa in rows
+            },
+            uncore_known=known,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -121,6 +164,15 @@ class CPUTopology:
     def cpus_per_core(self) -> int:
         """``num_cpus // num_cores``, kubelet's SMT level (assumes a uniform machine)."""
         return self.num_cpus // self.num_cores
+
+    @property
+    def num_uncore_caches(self) -> int:
+        return len(self._by_uncore)
+
+    @property
+    def cpus_per_uncore(self) -> int:
+        """``CPUsPerUncore``: ``num_cpus // num_uncore_caches`` (assumes equal caches)."""
+        return self.num_cpus // self.num_uncore_caches
 
     @property
     def cpus_per_socket(self) -> int:
@@ -168,6 +220,12 @@ class CPUTopology:
 
     def cpus_in_core(self, core: int) -> frozenset[int]:
         return self._by_core.get(core, frozenset())
+
+    def cpus_in_uncore(self, uncore: int) -> frozenset[int]:
+        return self._by_uncore.get(uncore, frozenset())
+
+    def uncore_caches_in_numa(self, numa: int) -> frozenset[int]:
+        return self._uncore_by_numa.get(numa, frozenset())
 
     def siblings(self, cpu: int) -> frozenset[int]:
         """All hardware threads of ``cpu``'s core, ``cpu`` included (like sysfs)."""

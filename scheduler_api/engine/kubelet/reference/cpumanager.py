@@ -1,12 +1,20 @@
 """Kubelet's static CPU manager: which exclusive CPUs a container gets, and its hints.
 
-Ported from ``pkg/kubelet/cm/cpumanager`` (``cpu_assignment.go`` and
-``policy_static.go``):
+Ported from ``pkg/kubelet/cm/cpumanager`` (``cpu_assignment.go``,
+``policy_options.go`` and ``policy_static.go``; kubernetes master after v1.35, option
+maturity as of v1.35):
 
-* :func:`take_cpus` is ``takeByTopology``: NUMA-packed by default, NUMA-distributed
-  with ``distribute-cpus-across-numa``, spread over cores with
+* :func:`parse_static_policy_options` is ``NewStaticPolicyOptions`` (unknown options,
+  options not enabled at their maturity, bad values, incompatible pairs) and
+  :func:`validate_static_policy_options` ``ValidateStaticPolicyOptions``: what makes
+  the kubelet refuse to start.
+* :func:`take_cpus` is ``takeByTopology``: NUMA-packed by default (aligned to whole
+  or partial uncore caches with ``prefer-align-cpus-by-uncorecache``),
+  NUMA-distributed with ``distribute-cpus-across-numa``, spread over cores with
   ``distribute-cpus-across-cores``; ``full-pcpus-only`` refuses requests that are
   not whole physical cores.
+* :func:`shared_pool` is the default cpuset: every CPU no container holds
+  exclusively, less the reserved CPUs with ``strict-cpu-reservation``.
 * :func:`allocate_cpus` is ``allocateCPUs``: CPUs inside the Topology Manager's
   hint first, the remainder from the rest.
 * :func:`cpu_hints` generates the CPU manager's NUMA hints; the memory and device
@@ -18,8 +26,9 @@ Sets of CPU ids are plain ``frozenset[int]``; errors are ``AllocationError``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
@@ -36,13 +45,19 @@ from scheduler_api.engine.kubelet.reference.topologymanager import (
     resource_hints,
 )
 from scheduler_api.engine.model.errors import AllocationError, SMTAlignmentError
+from scheduler_api.engine.model.snapshot import go_parse_bool
 
 __all__ = [
     "CPUAccumulator",
     "CPUHints",
+    "Maturity",
+    "STATIC_OPTIONS",
     "StaticPolicyOptions",
     "allocate_cpus",
     "check_options_fit",
+    "parse_static_policy_options",
+    "shared_pool",
+    "validate_static_policy_options",
     "cpu_hint_inputs",
     "cpu_hint_preferred",
     "cpu_hints",
@@ -66,18 +81,112 @@ class StaticPolicyOptions:
     distribute_cpus_across_numa: bool = False
     align_by_socket: bool = False
     distribute_cpus_across_cores: bool = False
+    strict_cpu_reservation: bool = False
+    prefer_align_by_uncore_cache: bool = False
 
     def __post_init__(self) -> None:
-        if self.distribute_cpus_across_cores and self.full_pcpus_only:
-            raise ValueError(_incompatible("full-pcpus-only", "distribute-cpus-across-cores"))
-        if self.distribute_cpus_across_cores and self.distribute_cpus_across_numa:
-            raise ValueError(
-                _incompatible("distribute-cpus-across-numa", "distribute-cpus-across-cores")
-            )
+        # NewStaticPolicyOptions' pair checks, in its order
+        pairs = (
+            ("full_pcpus_only", "distribute_cpus_across_cores"),
+            ("distribute_cpus_across_numa", "distribute_cpus_across_cores"),
+            ("prefer_align_by_uncore_cache", "distribute_cpus_across_cores"),
+            ("prefer_align_by_uncore_cache", "distribute_cpus_across_numa"),
+        )
+        for first, second in pairs:
+            if getattr(self, first) and getattr(self, second):
+                raise ValueError(_incompatible(_OPTION_OF[first], _OPTION_OF[second]))
 
 
 def _incompatible(first: str, second: str) -> str:
     return f"static policy options {first} and {second} can not be used at the same time"
+
+
+class Maturity(StrEnum):
+    """A policy option's graduation: what feature gate, if any, it needs."""
+
+    ALPHA = "alpha"
+    BETA = "beta"
+    STABLE = "stable"
+
+
+# --cpu-manager-policy-options: name -> (StaticPolicyOptions field, maturity at v1.35).
+# policy_options.go (v1.34) lists strict-cpu-reservation as beta; KEP-4540 made it GA in
+# v1.35 (the version scheduler-plugins builds on), which is what is modelled here.
+STATIC_OPTIONS: Mapping[str, tuple[str, Maturity]] = {
+    "full-pcpus-only": ("full_pcpus_only", Maturity.STABLE),
+    "distribute-cpus-across-numa": ("distribute_cpus_across_numa", Maturity.BETA),
+    "align-by-socket": ("align_by_socket", Maturity.ALPHA),
+    "distribute-cpus-across-cores": ("distribute_cpus_across_cores", Maturity.ALPHA),
+    "strict-cpu-reservation": ("strict_cpu_reservation", Maturity.STABLE),
+    "prefer-align-cpus-by-uncorecache": ("prefer_align_by_uncore_cache", Maturity.BETA),
+}
+_OPTION_OF = {field: name for name, (field, _) in STATIC_OPTIONS.items()}
+ALPHA_GATE, BETA_GATE = "CPUManagerPolicyAlphaOptions", "CPUManagerPolicyBetaOptions"
+DEFAULT_GATES: Mapping[str, bool] = {ALPHA_GATE: False, BETA_GATE: True}
+
+
+def _check_available(name: str, gates: Mapping[str, bool]) -> None:
+    """``CheckPolicyOptionAvailable``: known, and its maturity's gate on."""
+    if name not in STATIC_OPTIONS:
+        raise ValueError(f'unknown CPU Manager Policy option: "{name}"')
+    maturity = STATIC_OPTIONS[name][1]
+    for level, gate in ((Maturity.ALPHA, ALPHA_GATE), (Maturity.BETA, BETA_GATE)):
+        if maturity is level and not gates.get(gate, DEFAULT_GATES[gate]):
+            raise ValueError(
+                f"CPU Manager Policy {level.capitalize()}-level Options not enabled, but "
+                f'option "{name}" provided (it needs the {gate} feature gate)'
+            )
+
+
+def parse_static_policy_options(
+    raw: Mapping[str, str], gates: Mapping[str, bool] | None = None
+) -> StaticPolicyOptions:
+    """``NewStaticPolicyOptions``: the options from ``--cpu-manager-policy-options``, or
+    ``ValueError`` with the reason the kubelet refuses to start.
+
+    ``gates``: the kubelet's feature gates; a gate not named has its default
+    (alpha options off, beta on). Go walks the map in random order; here options are
+    checked in name order, so of several bad options the first by name is reported.
+    """
+    gates = gates or {}
+    flags: dict[str, bool] = {}
+    for name in sorted(raw):
+        _check_available(name, gates)
+        value = go_parse_bool(raw[name])
+        if value is None:
+            raise ValueError(
+                f'bad value for option "{name}": strconv.ParseBool: parsing '
+                f'"{raw[name]}": invalid syntax'
+            )
+        flags[STATIC_OPTIONS[name][0]] = value
+    return StaticPolicyOptions(**flags)
+
+
+def validate_static_policy_options(
+    options: StaticPolicyOptions, topology: CPUTopology, single_numa_node: bool
+) -> None:
+    """``ValidateStaticPolicyOptions``: align-by-socket needs a Topology Manager policy
+    other than single-numa-node, and no more sockets than NUMA nodes."""
+    if options.align_by_socket and single_numa_node:
+        raise ValueError(
+            "the single-numa-node Topology Manager policy is incompatible with the "
+            "align-by-socket CPU manager option"
+        )
+    check_options_fit(topology, options)
+
+
+def shared_pool(
+    topology: CPUTopology,
+    exclusive: Iterable[int],
+    reserved: Iterable[int],
+    options: StaticPolicyOptions,
+) -> frozenset[int]:
+    """The default cpuset (``validateState``): the CPUs that Burstable, BestEffort and
+    fractional Guaranteed containers share. Every CPU no container holds exclusively;
+    with ``strict-cpu-reservation`` the reserved CPUs are left out too. Either way the
+    CPUs open to exclusive allocation are this pool less the reserved ones."""
+    pool = topology.cpus() - frozenset(exclusive)
+    return pool - frozenset(reserved) if options.strict_cpu_reservation else pool
 
 
 def check_options_fit(topology: CPUTopology, options: StaticPolicyOptions) -> None:
@@ -98,7 +207,9 @@ def _take_by_topology(
     if options.distribute_cpus_across_numa:
         group = topo.cpus_per_core if options.full_pcpus_only else 1
         return take_distributed(topo, pool, count, group, spread=spread)
-    return take_packed(topo, pool, count, spread=spread)
+    return take_packed(
+        topo, pool, count, spread=spread, prefer_uncore=options.prefer_align_by_uncore_cache
+    )
 
 
 def _validated_pool(

@@ -12,10 +12,11 @@ Providers, as far as the node publishes what they read:
 - **cpu**: the static CPU manager's `generateCPUTopologyHints` over the node's CPU table
   (`cpumanager.cpu_hints`), for a Guaranteed pod's whole CPUs; without a static policy or
   a CPU table it gives no preference, as the kubelet's none policy does.
-- **memory and hugepages**: the Memory Manager's `calculateHints` under its Static
-  policy (`topologymanager.resource_hints`) over the NRT zones' available amounts, for a
-  Guaranteed pod. Whether the node runs the Static Memory Manager is not published:
-  the explanation says so.
+- **memory and hugepages**: the Static Memory Manager's `GetPodTopologyHints`
+  (`memorymanager`: `calculateHints` with its multi-NUMA group rules) over the machine
+  state the node publishes (the NRT zones' amounts, its pods' groups), for a Guaranteed
+  pod. Where the node publishes no Memory Manager policy, the Static policy's hints are
+  shown as an assumption and the explanation says so; under the None policy none.
 - **devices and other extended resources**: the device manager's hints over the NRT
   zones' available counts.
 The snapshot is the node now, not at the moment of the refusal: pods that came or went
@@ -27,13 +28,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler_api.engine.kubelet.reference.admission import (
-    kubelet_policy,
-    pinned_cpus,
     pod_guaranteed_cpus,
-    static_options,
 )
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
 from scheduler_api.engine.kubelet.reference.cpumanager import cpu_hints
+from scheduler_api.engine.kubelet.reference.memorymanager import (
+    POLICY_NOT_PUBLISHED,
+    MemoryManagerPolicy,
+    StaticPolicy,
+    is_memory_resource,
+    machine_state,
+    memory_aligned,
+    memory_manager_policy,
+)
+from scheduler_api.engine.kubelet.reference.node_config import (
+    kubelet_policy,
+    pinned_cpus,
+    static_options,
+)
 from scheduler_api.engine.kubelet.reference.topologymanager import (
     TopologyHint,
     hints_by_resource,
@@ -52,8 +64,14 @@ from scheduler_api.engine.model.snapshot import (
 # Requests no Topology Manager provider aligns.
 UNALIGNED = frozenset({"cpu", "ephemeral-storage", "pods", "storage"})
 MEMORY_NOTE = (
-    "memory and hugepages hints are those the Static Memory Manager would give from the "
-    "NRT's available amounts; the node does not publish its Memory Manager policy"
+    "the node does not publish its Memory Manager policy: memory and hugepages hints are "
+    "shown as the Static Memory Manager would give them (assumed), from the NRT's amounts"
+)
+MEMORY_NONE_NOTE = "memory: the Memory Manager policy is None: it gives no hints"
+NO_MEMORY_HINTS_NOTE = (
+    "memory: no NUMA set has the free memory and hugepages the pod asks (within the "
+    "Memory Manager's group rules): it gives no hints, which the Topology Manager reads "
+    "as no preference, and refuses the pod when it allocates"
 )
 DISAGREE_NOTE = (
     "each provider alone has a hint the policy accepts, but they disagree: no NUMA set is "
@@ -126,23 +144,45 @@ def _providers(
     cpu = _cpu_provider(node, pod, numa_ids, notes)
     if cpu is not None:
         providers.append(cpu)
-    guaranteed = pod.qos_class is QoSClass.GUARANTEED
+    providers.extend(_memory_providers(node, pod, numa_ids, notes))
     for resource, amount in sorted(pod_request(pod).items()):
-        if resource in UNALIGNED or amount <= 0:
+        if resource in UNALIGNED or amount <= 0 or is_memory_resource(resource):
             continue
-        memory_like = resource == "memory" or resource.startswith("hugepages-")
-        if memory_like and not guaranteed:
-            continue  # the Memory Manager gives hints for Guaranteed pods only
         free, total = _zone_amounts(node, resource, numa_ids)
         if not total:
             notes.append(f"{resource}: the NRT publishes no per-zone amounts; no hints shown")
             continue
-        if memory_like and MEMORY_NOTE not in notes:
-            notes.append(MEMORY_NOTE)
         hints = tuple(resource_hints(free, total, amount))
-        source = "memory-manager" if memory_like else "device-manager"
-        providers.append(ProviderHints(resource, hints, True, source))
+        providers.append(ProviderHints(resource, hints, True, "device-manager"))
     return tuple(providers)
+
+
+def _memory_providers(
+    node: NodeSnapshot, pod: PodSpec, numa_ids: list[int], notes: list[str]
+) -> list[ProviderHints]:
+    """The Static Memory Manager's pod hints, one provider per memory resource; none
+    for a pod it does not align, under the None policy, or where no NUMA set holds the
+    pod (it then has no preference: the notes say so)."""
+    if not memory_aligned(pod):
+        return []  # Guaranteed pods only, and none setting pod-level resources
+    policy, why = memory_manager_policy(node)
+    if policy is MemoryManagerPolicy.NONE:
+        notes.append(MEMORY_NONE_NOTE)
+        return []
+    state, state_notes = machine_state(node)
+    notes.extend(n for n in state_notes if n not in notes)
+    if state is None:
+        return []
+    if policy is None:
+        notes.append(MEMORY_NOTE if why == POLICY_NOT_PUBLISHED else f"{why}; {MEMORY_NOTE}")
+    hints = StaticPolicy(state.with_numa_ids(numa_ids)).pod_hints(pod)
+    if not hints:
+        notes.append(NO_MEMORY_HINTS_NOTE)
+        return []
+    return [
+        ProviderHints(resource, tuple(found), True, "memory-manager")
+        for resource, found in sorted(hints.items())
+    ]
 
 
 def _cpu_provider(

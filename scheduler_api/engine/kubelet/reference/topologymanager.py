@@ -11,8 +11,13 @@ list means "no preference" (kubelet's nil hints, read as ``[{nil, true}]``); to
 say "no NUMA combination can satisfy this resource" (kubelet's empty, non-nil
 list) pass ``[TopologyHint(None, False)]`` — :func:`hints_by_resource` does that.
 
-:func:`resource_hints` is the memory/device managers' hint generator; the CPU
-manager's lives in ``cpumanager`` (it needs the CPU topology).
+:func:`resource_hints` is the device manager's hint generator (and the memory
+manager's without its group rules); the CPU manager's lives in ``cpumanager`` (it needs
+the CPU topology), the Static Memory Manager's in ``memorymanager``.
+
+:func:`parse_topology_manager_options` is ``NewPolicyOptions`` of
+``topologymanager/policy_options.go``: ``--topology-manager-policy-options`` as the
+kubelet reads them at start-up, with the options' maturity as of v1.35 (both stable).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from itertools import product
 from typing import NamedTuple
 
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, and_all, iterate_masks
-from scheduler_api.engine.model.snapshot import TopologyManagerPolicy
+from scheduler_api.engine.model.snapshot import TopologyManagerPolicy, go_parse_bool
 
 # Topology Manager policies (kubelet ``--topology-manager-policy``), stated once in the model
 PolicyName = TopologyManagerPolicy
@@ -351,8 +356,9 @@ def resource_hints(
     ``generateDeviceTopologyHints``, which agrees for single-NUMA devices): masks
     whose total reaches ``request`` set the minimal width; masks whose free
     amount reaches it become hints, preferred when of minimal width. Not
-    modelled: the memory manager's multi-NUMA group bookkeeping and devices
-    attached to several NUMA nodes. Empty list and ``request == 0`` as in
+    modelled here: devices attached to several NUMA nodes, and the memory manager's
+    multi-NUMA group rules (``memorymanager.calculate_hints`` has them). Empty list
+    and ``request == 0`` as in
     :func:`~scheduler_api.engine.kubelet.reference.cpumanager.cpu_hints`. Cost: O(2^N * N).
     """
     if request < 0:
@@ -381,3 +387,80 @@ def hints_by_resource(hints: Mapping[str, list[TopologyHint]]) -> list[list[Topo
     ``[TopologyHint(None, False)]``, exactly as kubelet's Topology Manager reads it.
     """
     return [list(h) if h else [TopologyHint(None, False)] for h in hints.values()]
+
+
+# --- --topology-manager-policy-options (policy_options.go) -----------------------------
+
+PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
+MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
+DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
+# name -> maturity at v1.35: prefer-closest-numa-nodes GA in v1.32, max-allowable-numa-nodes
+# GA in v1.35. (kubernetes master after v1.35 adds the alpha numa-allocation-strategy and
+# numa-score-weights, which v1.35 does not know.)
+TOPOLOGY_MANAGER_OPTIONS: Mapping[str, str] = {
+    PREFER_CLOSEST_NUMA_NODES: "stable",
+    MAX_ALLOWABLE_NUMA_NODES: "stable",
+}
+TM_ALPHA_GATE = "TopologyManagerPolicyAlphaOptions"
+TM_BETA_GATE = "TopologyManagerPolicyBetaOptions"
+TM_DEFAULT_GATES: Mapping[str, bool] = {TM_ALPHA_GATE: False, TM_BETA_GATE: True}
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyManagerOptions:
+    """``PolicyOptions``: what the Topology Manager's options set."""
+
+    prefer_closest: bool = False
+    max_allowable_numa_nodes: int = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+
+
+def _check_tm_option_available(name: str, gates: Mapping[str, bool]) -> None:
+    """``CheckPolicyOptionAvailable``: known, and its maturity's gate on."""
+    maturity = TOPOLOGY_MANAGER_OPTIONS.get(name)
+    if maturity is None:
+        raise ValueError(f'unknown Topology Manager Policy option: "{name}"')
+    for level, gate in (("alpha", TM_ALPHA_GATE), ("beta", TM_BETA_GATE)):
+        if maturity == level and not gates.get(gate, TM_DEFAULT_GATES[gate]):
+            raise ValueError(
+                f"topology manager policy {level}-level options not enabled, but option "
+                f'"{name}" provided (it needs the {gate} feature gate)'
+            )
+
+
+def _max_allowable(name: str, value: str) -> int:
+    """max-allowable-numa-nodes: Go's Atoi, at least the default 8."""
+    text = value[1:] if value[:1] in "+-" else value
+    if not (text.isascii() and text.isdigit()) or not -(2**63) <= int(value) < 2**63:
+        raise ValueError(
+            f'unable to convert policy option to integer "{name}": strconv.Atoi: '
+            f'parsing "{value}": invalid syntax'
+        )
+    if int(value) < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
+        raise ValueError(
+            f'the minimum value of "{name}" should not be less than '
+            f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}"
+        )
+    return int(value)
+
+
+def parse_topology_manager_options(
+    raw: Mapping[str, str], gates: Mapping[str, bool] | None = None
+) -> TopologyManagerOptions:
+    """``NewPolicyOptions``: the options, or ``ValueError`` with why the kubelet refuses
+    to start. Options are checked in name order (Go's map order is random)."""
+    gates = gates or {}
+    prefer_closest, max_numa = False, DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+    for name in sorted(raw):
+        _check_tm_option_available(name, gates)
+        value = raw[name]
+        if name == PREFER_CLOSEST_NUMA_NODES:
+            parsed = go_parse_bool(value)
+            if parsed is None:
+                raise ValueError(
+                    f'bad value for option "{name}": strconv.ParseBool: parsing '
+                    f'"{value}": invalid syntax'
+                )
+            prefer_closest = parsed
+        else:
+            max_numa = _max_allowable(name, value)
+    return TopologyManagerOptions(prefer_closest, max_numa)

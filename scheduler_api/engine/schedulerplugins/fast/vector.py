@@ -25,7 +25,10 @@ from numpy.typing import NDArray
 
 from scheduler_api.engine.koordinator.reference.state import node_cpu_bind_policy
 from scheduler_api.engine.kubelet.cache import kubelet_node_key
-from scheduler_api.engine.kubelet.reference.admission import KUBELET_MODELLED, kubelet_class
+from scheduler_api.engine.kubelet.reference.node_config import (
+    KUBELET_MODELLED,
+    kubelet_class,
+)
 from scheduler_api.engine.model.results import CORDONED, Reason, short_on_node
 from scheduler_api.engine.model.snapshot import (
     Flavour,

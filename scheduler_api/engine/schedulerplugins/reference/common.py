@@ -157,7 +157,11 @@ def includes_non_native(pod: PodSpec) -> bool:
 
 
 def effective_request(pod: PodSpec) -> dict[str, int]:
-    """util.GetPodEffectiveRequest: max(sum of app containers, largest init); no overhead."""
+    """util.GetPodEffectiveRequest: max(sum of app containers, largest init); no overhead.
+
+    Pod-level resources (spec.resources) are not read: scheduler-plugins 903da7d
+    pkg/util/resource.go sums the containers only, though it is built on Kubernetes
+    1.35 (whose NodeResourcesFit does read them: `whatif.systems.POD_LEVEL_SUPPORT`)."""
     result: dict[str, int] = {}
     for container in pod.containers:
         for name, amount in container.requests.items():

@@ -19,7 +19,11 @@ from scheduler_api.engine.model.results import PlacementResult, refused
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec, ReservationSnapshot
 from scheduler_api.engine.whatif.families import crane, default, koordinator, nrt
 from scheduler_api.engine.whatif.families.base import Columns, Family, NodeRunner, Unchanging
-from scheduler_api.engine.whatif.systems import Scheduler, SystemConfigs
+from scheduler_api.engine.whatif.systems import (
+    Scheduler,
+    SystemConfigs,
+    reads_pod_level_requests,
+)
 
 __all__ = ["FAMILIES", "Columns", "Family", "NodeRunner", "Unchanging", "judge_node"]
 
@@ -46,7 +50,9 @@ def judge_node(
 
     `fast` answers from kept inputs or by counting where the family can (same answers).
     """
-    shared = node_fit_reasons(node, pod_request(pod) if request is None else request)
+    if request is None:
+        request = pod_request(pod, pod_level=reads_pod_level_requests(system))
+    shared = node_fit_reasons(node, request)
     if shared:
         return refused(*shared)
     family = FAMILIES[system]

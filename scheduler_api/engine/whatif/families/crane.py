@@ -110,7 +110,7 @@ def count_copies(
     judgement: Judgement, node: NodeSnapshot, limit: int, judged: object = None
 ) -> int | None:
     return crane_count.fill_count(
-        node, judgement.pod, judgement.configs.crane, judgement.request, limit
+        node, judgement.pod, judgement.configs.crane, judgement.request_of(Scheduler.CRANE), limit
     )
 
 

@@ -36,7 +36,7 @@ def count_copies(
     judgement: Judgement, node: NodeSnapshot, limit: int, judged: object = None
 ) -> int | None:
     """Past the shared filters the default scheduler binds: they alone limit copies."""
-    return node_fit_count(node, judgement.request, limit)
+    return node_fit_count(node, judgement.request_of(Scheduler.DEFAULT), limit)
 
 
 FAMILY = Family(

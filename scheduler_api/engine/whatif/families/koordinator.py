@@ -104,7 +104,7 @@ def count_copies(
 ) -> int | None:
     return koordinator_count.fill_count(
         node, judgement.pod, judgement.configs.koordinator, judgement.reservations_on(node),
-        judgement.request, limit, judged=judged,
+        judgement.request_of(Scheduler.KOORDINATOR), limit, judged=judged,
     )  # fmt: skip
 
 

@@ -29,7 +29,7 @@ class NRTColumns(Unchanging):
     def settle(self, judgement: Judgement, rows: Bools) -> Bools:
         self.rows = rows
         bulk = judge_all(judgement.index, judgement.pod, rows, judgement.configs.nrt,
-                         judgement.request)  # fmt: skip
+                         judgement.request_of(Scheduler.SCHEDULER_PLUGINS))  # fmt: skip
         judgement.fits[rows] = bulk.fits[rows]
         judgement.score[rows] = bulk.score[rows]
         judgement.numa[rows] = bulk.numa[rows]
@@ -41,7 +41,8 @@ class NRTColumns(Unchanging):
     ) -> Ints:
         if self.rows is None or not self.rows.any():
             return counts
-        index, pod, request = judgement.index, judgement.pod, judgement.request
+        index, pod = judgement.index, judgement.pod
+        request = judgement.request_of(Scheduler.SCHEDULER_PLUGINS)
         counted = nrt_count_vector.fill_counts(index, pod, request, limit)
         return np.where(self.rows, counted, counts)
 
@@ -49,7 +50,9 @@ class NRTColumns(Unchanging):
 def count_copies(
     judgement: Judgement, node: NodeSnapshot, limit: int, judged: object = None
 ) -> int | None:
-    return nrt_count.fill_count(node, judgement.pod, judgement.request, limit)
+    return nrt_count.fill_count(
+        node, judgement.pod, judgement.request_of(Scheduler.SCHEDULER_PLUGINS), limit
+    )
 
 
 FAMILY = Family(

@@ -25,6 +25,10 @@ from topology.models import (
     PodAllocation,
     PodEvent,
     Reservation,
+    ResourceClaim,
+    ResourceClaimDevice,
+    ResourceSlice,
+    ResourceSliceDevice,
     Zone,
     ZoneResource,
 )
@@ -35,6 +39,7 @@ from topology.parsers.nrt import TopologyRecord
 from topology.parsers.pod import PodRecord
 from topology.parsers.qos_config import QoSConfigRecord
 from topology.parsers.reservation import ReservationRecord
+from topology.parsers.resource_slice import ResourceClaimRecord
 from topology.services.mirror.hashing import EncodedRecord
 from topology.services.mirror.version import bump_mirror_version
 from topology.services.mirror.writers.bulk import refresh_statistics
@@ -44,6 +49,7 @@ from topology.services.mirror.writers.common import (
     MissingNodeError,
     Outcome,
 )
+from topology.services.mirror.writers.dra import write_resource_claims, write_resource_slices
 from topology.services.mirror.writers.events import write_pod_events
 from topology.services.mirror.writers.nodes import write_nodes
 from topology.services.mirror.writers.pods import mirrored_node_ids, write_pods
@@ -62,6 +68,8 @@ BATCH_WRITERS: dict[MirroredKind, BatchWriter] = {
     MirroredKind.QOS_CONFIG: write_qos_configs,
     MirroredKind.SCHEDULER_CONFIG: write_scheduler_configs,
     MirroredKind.EVENT: write_pod_events,
+    MirroredKind.RESOURCE_SLICE: write_resource_slices,
+    MirroredKind.RESOURCE_CLAIM: write_resource_claims,
 }
 
 
@@ -73,6 +81,8 @@ _TABLES = {
     MirroredKind.QOS_CONFIG: (),
     MirroredKind.SCHEDULER_CONFIG: (),
     MirroredKind.EVENT: (PodEvent,),
+    MirroredKind.RESOURCE_SLICE: (ResourceSlice, ResourceSliceDevice),
+    MirroredKind.RESOURCE_CLAIM: (ResourceClaim, ResourceClaimDevice),
 }
 
 
@@ -132,10 +142,10 @@ def write_records(
 
 
 def record_key(kind: MirroredKind, record: Record) -> tuple[str, ...]:
-    """The mirror's key of a record: (namespace, name) for pods and events, (name,)
-    otherwise."""
+    """The mirror's key of a record: (namespace, name) for pods, events and DRA claims,
+    (name,) otherwise."""
     if kind in NAMESPACED_KINDS:
-        assert isinstance(record, PodRecord | EventRecord)
+        assert isinstance(record, PodRecord | EventRecord | ResourceClaimRecord)
         return (record.namespace, record.name)
     return (record.name,)
 

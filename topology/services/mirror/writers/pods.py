@@ -42,6 +42,7 @@ POD_JSON_FIELDS = (
     "init_containers",
     "overhead",
     "status",
+    "resources",
 )
 # The columns a pod's record alone gives, besides its key (`_record_values`).
 _RECORD_POD_COLUMNS = (
@@ -229,6 +230,7 @@ def _record_values(record: PodRecord, encoded: EncodedRecord) -> tuple[Any, ...]
         JsonText(json["init_containers"], [c.as_dict() for c in record.init_containers]),
         JsonText(json["overhead"], record.overhead),
         JsonText(json["status"], record.status),
+        JsonText(json["resources"], record.resources),
     )
 
 
