@@ -149,6 +149,20 @@ def test_the_table_says_capacity_was_not_counted(dump, pod_file):
     assert out.getvalue().rstrip().endswith("capacity: not counted (--no-capacity)")
 
 
+def test_the_table_names_each_nodes_rules_once_below_the_ranking(dump, pod_file):
+    from io import StringIO
+
+    out = StringIO()
+    args = ("--objects", str(dump), "--pod", str(pod_file), "--format", "table")
+    call_command("whatif", *args, stdout=out)
+    lines = out.getvalue().splitlines()
+    legend = lines.index("rules that judged the nodes (the rules column):")
+    sets = [line.split()[0] for line in lines[legend + 1 :] if line.startswith("  R")]
+    assert sets == [f"R{n}" for n in range(1, len(sets) + 1)]
+    ranked = [line for line in lines[:legend] if line[:3].strip().isdigit()]
+    assert {line.split()[5] for line in ranked} == set(sets)  # the rules column
+
+
 def test_weights_are_parsed_or_refused():
     assert parse_weights("cpu=1, memory=2") == {"cpu": 1, "memory": 2}
     with pytest.raises(WhatIfInputError):

@@ -25,7 +25,7 @@ RESULT_KEYS = {
 }  # fmt: skip
 VERDICT_KEYS = {
     "node", "fits", "scheduler_fits", "admission", "score", "reasons", "numa_zones", "cpuset",
-    "annotations",
+    "annotations", "rules",
 }  # fmt: skip
 TOPO_AWARE = "topo-aware-scheduler"  # scheduler-plugins' own install name: a built-in profile
 
@@ -72,6 +72,20 @@ def test_it_answers_with_the_offline_commands_shape(operator: APIClient, trio: C
     assert RESULT_KEYS <= set(body)
     assert len(body["nodes"]) == 3 and VERDICT_KEYS <= set(body["nodes"][0])
     assert same_answer(body, run_whatif(cluster=trio, pod=manifest(), replicas=2))
+
+
+def test_each_node_says_which_rules_judged_it(operator: APIClient, trio: Cluster) -> None:
+    body = post(operator, {"pod": manifest()}).json()
+    for node in body["nodes"]:
+        heads = [rule.split(":")[0] for rule in node["rules"]]
+        expected = {
+            "scheduler-plugins": ["NodeResourceTopologyMatch"] + ["kubelet"] * 3,
+            "koordinator": ["NodeNUMAResource", "kubelet"],
+            "crane": ["crane-scheduler", "crane-agent"],
+        }[node["system"]]
+        assert heads == expected, node["rules"]
+        if node["admission"] is not None:
+            assert "memory_numa_zones" in node["admission"]
 
 
 def test_a_pod_no_profile_or_mark_places_is_placed_per_system_never_across(

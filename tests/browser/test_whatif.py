@@ -57,8 +57,13 @@ def test_a_what_if_ranks_the_nodes_and_highlights_the_cores_it_would_get(page, d
     rows = page.locator(".whatif-table tbody tr")
     assert rows.count() == 8
     assert "✓ fits" in rows.first.inner_text()
-    systems = page.locator(".whatif-table tbody tr td:nth-child(4)").all_inner_texts()
+    systems = page.locator(".whatif-table tbody .system-name").all_inner_texts()
     assert {system.strip() for system in systems} == {"koordinator"}
+    # the rules that judged a node fold under its system, and open on a click
+    rules = rows.first.locator("details.rules")
+    assert not rules.locator("li").first.is_visible()
+    rules.locator("summary").click()
+    assert rules.locator("li").first.inner_text().startswith("NodeNUMAResource: ")
     verdicts = [
         text.strip() for text in page.locator(".whatif-table tbody .verdict").all_inner_texts()
     ]

@@ -31,10 +31,10 @@ from topology.services.whatif.service import (
 
 pytestmark = pytest.mark.django_db
 
-# session, user and their permissions (2), cluster; the snapshot (8) and its data age;
-# the cluster's scheduler configurations (1); the drawn nodes (1) and their CPU state (2);
-# the switcher and the data age.
-WHATIF_QUERIES = 20
+# session, user and their permissions (2), cluster; the snapshot (9: with the DRA CPU
+# driver's uncore caches) and its data age; the cluster's scheduler configurations (1);
+# the drawn nodes (1) and their CPU state (2); the switcher and the data age.
+WHATIF_QUERIES = 21
 KOORD_POLICY_LABEL = "node.koordinator.sh/numa-topology-policy"
 GUARANTEED_16 = {
     "c1-name": "db",

@@ -1,8 +1,8 @@
 """Upstream (NFD) NRTs: available = allocatable − what running pods hold.
 
 The flavour does not say which zone a pod sits on. So, per resource, the zones'
-(allocatable − available) must sum to the node's Guaranteed pods' exclusive CPUs and
-memory plus every running pod's GPUs; and where the Topology Manager keeps a pod (or
+(allocatable − available) must sum to the node's Guaranteed pods' exclusive CPUs,
+memory and hugepages plus every running pod's GPUs; and where the Topology Manager keeps a pod (or
 container) on one zone, some such placement must explain every zone exactly.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from scheduler_api.engine import QoSClass
 from topology.demo.qos import exclusive_cpus, spec_pod
-from topology.demo.quantity import CPU, GPU, MEMORY
+from topology.demo.quantity import CPU, GPU, HUGEPAGES, MEMORY
 
 from .check_index import ClusterIndex, Obj, pod_requests, resources
 from .check_upstream_zones import alignment_units, zones_explained
@@ -24,14 +24,15 @@ _POLICY_PREFIXES = {
 
 
 def held_by_pods(pods: list[Obj]) -> dict[str, int]:
-    held = {CPU: 0, MEMORY: 0, GPU: 0}
+    held = dict.fromkeys((CPU, MEMORY, GPU, *HUGEPAGES), 0)
     for pod in pods:
         engine_pod = spec_pod(pod.get("spec", {}))
         requests = pod_requests(pod)
         held[GPU] += requests.get(GPU, 0)
         if engine_pod.qos_class == QoSClass.GUARANTEED:
             held[CPU] += exclusive_cpus(engine_pod) * 1000
-            held[MEMORY] += requests.get(MEMORY, 0)
+            for resource in (MEMORY, *HUGEPAGES):  # the Memory Manager's blocks
+                held[resource] += requests.get(resource, 0)
     return held
 
 
@@ -51,7 +52,7 @@ def check_upstream(
                 f"NRT {name}: zones show {resource} {published} in use, pods hold {expected}"
             )
     allocatable = resources(node.get("status", {}).get("allocatable"))
-    for resource in (CPU, MEMORY):
+    for resource in (CPU, MEMORY, *HUGEPAGES):
         total = sum(zone.allocatable.get(resource, 0) for zone in zones.values())
         if total != allocatable.get(resource, 0):
             problems.append(

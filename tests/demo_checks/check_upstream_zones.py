@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from scheduler_api.engine import QoSClass
 from topology.demo.qos import effective_requests, pod_qos_class
-from topology.demo.quantity import CPU, GPU, MEMORY
+from topology.demo.quantity import CPU, GPU, HUGEPAGES, MEMORY
 
 from .check_index import Obj, resources
 from .check_zones import ZoneValues
@@ -14,6 +14,7 @@ from .check_zones import ZoneValues
 _POD_LEVEL = ("SingleNUMANodePodLevel", "RestrictedPodLevel")
 _CONTAINER_LEVEL = ("SingleNUMANodeContainerLevel", "RestrictedContainerLevel")
 _SEARCH_BUDGET = 20_000
+_NAMES = (CPU, MEMORY, GPU, *HUGEPAGES)  # what a zone's (allocatable - available) shows
 
 Amounts = dict[str, int]
 Vector = tuple[int, ...]
@@ -43,13 +44,14 @@ def _held(request: Amounts, guaranteed: bool) -> Amounts:
     if guaranteed:
         cpu = request.get(CPU, 0)
         unit |= {CPU: cpu if cpu % 1000 == 0 else 0, MEMORY: request.get(MEMORY, 0)}
+        unit |= {name: request.get(name, 0) for name in HUGEPAGES}
     return {name: value for name, value in unit.items() if value}
 
 
 def zones_explained(units: list[Amounts], zones: dict[int, ZoneValues]) -> bool | None:
     """True/False when decided, None when not judged (search budget spent, or a unit
     larger than any zone, which the kubelet may legitimately spread)."""
-    names = (CPU, MEMORY, GPU)
+    names = _NAMES
     largest = [max(zone.allocatable.get(name, 0) for zone in zones.values()) for name in names]
     vectors = sorted((tuple(unit.get(name, 0) for name in names) for unit in units), reverse=True)
     if any(
@@ -77,7 +79,7 @@ class _ZoneFiller:
     def fill(self, zone: int, remaining: list[Vector]) -> bool:
         if zone == len(self.targets) - 1:
             return _total(remaining) == self.targets[zone]
-        return self._subset(zone, remaining, 0, (0, 0, 0), [])
+        return self._subset(zone, remaining, 0, (0,) * len(_NAMES), [])
 
     def _subset(
         self, zone: int, remaining: list[Vector], start: int, total: Vector, chosen: list[int]
@@ -104,4 +106,4 @@ class _ZoneFiller:
 
 
 def _total(units: list[Vector]) -> Vector:
-    return tuple(sum(unit[k] for unit in units) for k in range(3))
+    return tuple(sum(unit[k] for unit in units) for k in range(len(_NAMES)))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.demo.quantity import BATCH_CPU, BATCH_MEMORY, CPU, GPU, MEMORY
+from topology.demo.quantity import BATCH_CPU, BATCH_MEMORY, CPU, GPU, HUGEPAGES, MEMORY
 
 from .check_index import Obj, resources, zone_index
 
 CRANE = "crane"
 KOORDINATOR = "koordinator"
 UPSTREAM = "upstream"
-TOTALLED = (CPU, MEMORY, GPU, BATCH_CPU, BATCH_MEMORY)
+TOTALLED = (CPU, MEMORY, GPU, BATCH_CPU, BATCH_MEMORY, *HUGEPAGES)
 
 
 @dataclass

@@ -12,13 +12,16 @@ import pytest
 from scheduler_api.engine.kubelet.reference.admission import (
     kubelet_pinning,
 )
-from scheduler_api.engine.kubelet.reference.memorymanager import (
+from scheduler_api.engine.kubelet.reference.memory_state import (
     GROUPS_NOT_PUBLISHED,
+    POLICY_NOT_PUBLISHED,
+    node_memory,
+)
+from scheduler_api.engine.kubelet.reference.memorymanager import (
     NO_DEFAULT_HINT,
     NO_DEFAULT_PREFERRED,
     NO_EXTENDED_HINT,
     NO_EXTENDED_PREFERRED,
-    POLICY_NOT_PUBLISHED,
     VIOLATES_NUMA_ALLOCATION,
     Block,
     MachineState,
@@ -26,7 +29,6 @@ from scheduler_api.engine.kubelet.reference.memorymanager import (
     MemoryTable,
     NUMANodeState,
     StaticPolicy,
-    node_memory,
     pod_memory_requests,
 )
 from scheduler_api.engine.kubelet.reference.node_config import (
@@ -533,9 +535,26 @@ def test_the_memory_manager_judges_a_pod_without_exclusive_cpus_on_a_cpu_none_no
 
 def test_without_the_cpu_layout_a_pod_with_whole_cpus_is_not_checked() -> None:
     node = memory_node(cpus=(), cpu_manager_policy="")
-    pinning = kubelet_pinning(node, one(app(2000, 20 * GB)))
+    pinning = kubelet_pinning(node, one(app(2000, 8 * GB)))
     assert not pinning.checked and pinning.reason is None
-    assert not pinned_admission(node, one(app(2000, 20 * GB))).checked
+    assert not pinned_admission(node, one(app(2000, 8 * GB))).checked
+
+
+def test_without_the_cpu_layout_a_refusal_the_memory_alone_makes_still_stands() -> None:
+    """The CPU hints are unknown, but a merge only narrows what one provider admits:
+    hugepages no single NUMA node holds are refused under single-numa-node anyway."""
+    node = memory_node(hugepages=((2 * GB, 2 * GB, 2 * GB),) * 2, cpus=(), cpu_manager_policy="")
+    refused = kubelet_pinning(node, one(app(2000, GB, 3 * GB)))
+    assert refused.reason is not None and refused.checked
+    assert "TopologyAffinityError" in refused.reason.message
+    assert "the Memory Manager's hints alone leave the policy no NUMA set" in refused.reason.message
+    assert not pinned_admission(node, one(app(2000, GB, 3 * GB))).admitted
+    # what the memory alone admits stays unchecked: the CPU hints could still refuse it
+    fits = kubelet_pinning(node, one(app(2000, GB, GB)))
+    assert fits.reason is None and not fits.checked
+    # best-effort admits whatever the hints: nothing to refuse, still unchecked
+    relaxed = replace(node, tm_policy=TopologyManagerPolicy.BEST_EFFORT)
+    assert not kubelet_pinning(relaxed, one(app(2000, GB, 3 * GB))).checked
 
 
 def test_under_the_container_scope_each_container_gets_its_own_numa_node() -> None:

@@ -43,9 +43,10 @@ def test_a_whole_answer_written_from_shared_verdicts_is_the_reference_json(
     reference = place(demo, spec, replicas, scheduler=scheduler).nodes
     result = place(demo, spec, replicas, scheduler=scheduler)
     assert_shared_verdicts_agree(result, reference)
-    expected = orjson.dumps([node_json(v) for v in reference])
-    assert encoded_shared(result.shared_verdicts(), node_json) == expected
-    assert encoded_shared(result.shared_verdicts(), node_json) == expected  # verdicts now built
+    expected = orjson.dumps([node_json(v, result.rules_of(v.node)) for v in reference])
+    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
+    # again, the verdicts now built
+    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
 
 
 def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
@@ -56,8 +57,8 @@ def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
     result = place(demo, spec, 1)
     for verdict in reference[::3]:
         assert result.verdict(verdict.node) == verdict
-    assert encoded_shared(result.shared_verdicts(), node_json) == orjson.dumps(
-        [node_json(v) for v in reference]
+    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == orjson.dumps(
+        [node_json(v, result.rules_of(v.node)) for v in reference]
     )
 
 
@@ -69,8 +70,8 @@ def test_kept_names_are_let_go_past_their_bound(
     monkeypatch.setattr(whatif_encoding, "_NAMES", {})
     monkeypatch.setattr(whatif_encoding, "_NAME_LISTS", {})
     result = place(demo, pod_from_manifest(pod("500m", "512Mi")), 0)
-    expected = orjson.dumps([node_json(v) for v in result.nodes])
-    assert encoded_shared(result.shared_verdicts(), node_json) == expected
+    expected = orjson.dumps([node_json(v, result.rules_of(v.node)) for v in result.nodes])
+    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
     assert len(whatif_encoding._NAMES) <= 3
     names = ["a", 'quote"d']
     assert whatif_encoding._encoded_names(names) == [b'"a"', b'"quote\\"d"']
@@ -90,8 +91,31 @@ def test_the_demo_answers_cover_every_kind_of_verdict(demo: ClusterSnapshot) -> 
 
 def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> None:
     shared = place(demo, pod_from_manifest(pod("1", "1Gi")), 0).shared_verdicts()
-    with pytest.raises(ValueError, match="must start with node, fits, score"):
-        encoded_shared(shared, lambda v: {"fits": v.fits, "node": v.node, "score": v.score})
+    with pytest.raises(ValueError, match="must start with node, fits, score, rules"):
+        encoded_shared(
+            shared,
+            lambda v, rules: {"fits": v.fits, "node": v.node, "score": v.score, "rules": rules},
+            lambda node: (),
+        )
+
+
+def test_every_node_says_which_rules_judged_it(demo: ClusterSnapshot) -> None:
+    """Rules differ node by node within one shared verdict: each node carries its own."""
+    result = place(demo, pod_from_manifest(pod("1", "1Gi")), 0, scheduler="auto")
+    written = orjson.loads(encoded_shared(result.shared_verdicts(), node_json, result.rules_of))
+    by_system: dict[str, set[str]] = {}
+    for node in written:
+        assert node["rules"], node["node"]
+        by_system.setdefault(node["system"], set()).add(node["rules"][0].split(":")[0])
+    assert by_system["scheduler-plugins"] == {"NodeResourceTopologyMatch"}
+    assert by_system["koordinator"] == {"NodeNUMAResource"}
+    assert by_system["crane"] == {"crane-scheduler"}
+    kubelet = next(n for n in written if n["system"] == "scheduler-plugins")["rules"][1:]
+    assert [line.split(" ")[1].rstrip(":") for line in kubelet] == [
+        "cpu-manager",
+        "topology-manager",
+        "memory-manager",
+    ]
 
 
 @pytest.mark.django_db

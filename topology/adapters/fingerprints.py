@@ -5,9 +5,10 @@ every second; most nodes, though, are untouched between two versions. A node's
 fingerprint is an md5 over its rows as stored: the Node's and its NRT's content hashes
 (each the digest of the whole parsed object or, as the sync stores them for NRTs and
 pods, of the object's uid and resourceVersion, which name one content: see
-`hashing.version_digest`), its CPU reservation, the content hashes of the pods on it and
-its CPU allocations. Two equal fingerprints mean the snapshot
-code would read the same values for that node, so its NodeSnapshot can be kept.
+`hashing.version_digest`), its CPU reservation, the content hashes of the pods on it,
+its CPU allocations and its DRA ResourceSlices (the CPU driver's publish its uncore
+caches). Two equal fingerprints mean the snapshot code would read the same values for
+that node, so its NodeSnapshot can be kept.
 
 A node's pods and allocations are folded in without sorting them: the count of rows
 and the XOR of a 64-bit hash of each row (its identity and content). Any change to a
@@ -34,6 +35,7 @@ from topology.models import (
     Pod,
     PodAllocation,
     Reservation,
+    ResourceSlice,
 )
 
 NodeFingerprints = dict[str, str]
@@ -45,18 +47,24 @@ WITH pods AS (
 ), allocations AS (
     SELECT node_name, count(*) AS n, bit_xor(row_hash) AS x
     FROM {PodAllocation._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
+), slices AS (
+    SELECT node_name, count(*) AS n,
+           bit_xor(hashtextextended(name || '=' || content_hash || '@' || resource_version, 0)) AS x
+    FROM {ResourceSlice._meta.db_table} WHERE cluster_id = %(cluster)s GROUP BY node_name
 )
 SELECT n.name,
        md5(concat_ws('|', n.content_hash,
                      coalesce(t.content_hash || ' ' || t.api_version, '-'),
                      coalesce(r.reserved_cpus || ' ' || r.resolved_cpus || ' '
                               || r.apply_policy || ' ' || r.resources::text, '-'),
-                     coalesce(p.n || ':' || p.x, '-'), coalesce(a.n || ':' || a.x, '-')))
+                     coalesce(p.n || ':' || p.x, '-'), coalesce(a.n || ':' || a.x, '-'),
+                     coalesce(s.n || ':' || s.x, '-')))
 FROM {Node._meta.db_table} AS n
 LEFT JOIN {NodeTopology._meta.db_table} AS t ON t.node_id = n.id
 LEFT JOIN {NodeCPUReservation._meta.db_table} AS r ON r.node_id = n.id
 LEFT JOIN pods AS p ON p.node_name = n.name
 LEFT JOIN allocations AS a ON a.node_name = n.name
+LEFT JOIN slices AS s ON s.node_name = n.name
 WHERE n.cluster_id = %(cluster)s
 ORDER BY n.name
 """

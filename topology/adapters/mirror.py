@@ -38,6 +38,7 @@ from topology.models import (
     NodeTopology,
     Pod,
     Reservation,
+    ResourceSliceDevice,
     Zone,
     ZoneResource,
     decode_cpus,
@@ -46,6 +47,11 @@ from topology.models import (
     PodAllocation as StoredAllocation,
 )
 from topology.parsers.cpulist import parse_cpulist
+from topology.parsers.resource_slice import (
+    DRA_CPU_CACHE_L3_ID,
+    uncore_caches_for,
+    uncore_caches_of,
+)
 
 # Plain rows, not model instances: at 5,000 nodes × 8 zones the ORM's per-row objects
 # and prefetch bookkeeping cost seconds, while the engine only needs the values.
@@ -137,18 +143,23 @@ def _engine_allocation(row: Row, annotations: dict[str, str]) -> PodAllocation:
     )
 
 
-def _topology_fields(topology: Row | None, zones: list[ZoneParts]) -> dict[str, Any]:
-    """The NodeSnapshot fields that come from the node's NRT (empty without one)."""
+def _topology_fields(
+    topology: Row | None, zones: list[ZoneParts], cpu_devices: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The NodeSnapshot fields that come from the node's NRT (empty without one), with
+    the uncore caches of its CPUs that the DRA CPU driver's devices publish."""
     if topology is None:
         return {}
     koordlet = topology["koordlet"] or {}
     qos_exclusive = bool(koordlet.get("system_qos_exclusive"))
+    cpus = decode_cpus(bytes(topology["cpu_table"]))
     return {
         "flavour": Flavour(topology["flavour"]),
         "topology_policies": tuple(topology["topology_policies"]),
         "nrt_attributes": topology["attributes"],
         "zones": zones_of(zones),
-        "cpus": decode_cpus(bytes(topology["cpu_table"])),
+        "cpus": cpus,
+        "uncore_caches": uncore_caches_for(cpus, uncore_caches_of(cpu_devices)),
         "cpu_manager_policy": topology["cpu_manager_policy"],
         "cpu_manager_options": topology["cpu_manager_options"],
         "kubelet_reserved_cpus": parse_cpulist(topology["kubelet_reserved_cpus"]),
@@ -187,7 +198,7 @@ def _node_snapshot(node: Row, parts: _NodeParts) -> NodeSnapshot:
             for a in parts.allocations
         ),
         unschedulable=node["unschedulable"],
-        **_topology_fields(parts.topology, parts.zones),
+        **_topology_fields(parts.topology, parts.zones, parts.cpu_devices),
         **_reservation_fields(parts.reservation),
     )
 
@@ -199,6 +210,7 @@ class _NodeParts:
     zones: list[ZoneParts] = field(default_factory=list)
     pods: list[Row] = field(default_factory=list)
     allocations: list[Row] = field(default_factory=list)
+    cpu_devices: list[dict[str, Any]] = field(default_factory=list)  # DRA CPU attributes
 
 
 def _zone_parts_by_node(nodes: QuerySet[Node]) -> dict[int, list[ZoneParts]]:
@@ -240,6 +252,13 @@ def _node_parts(
     ordered = stored.order_by("namespace", "pod_name", "source")
     for row in decoded_values(ordered, ALLOCATION_FIELDS):
         parts[ids[row["node_name"]]].allocations.append(row)
+    devices = ResourceSliceDevice.objects.filter(
+        cluster=cluster,
+        node_name__in=nodes.values("name"),
+        attributes__has_key=DRA_CPU_CACHE_L3_ID,
+    )
+    for node_name, attributes in devices.values_list("node_name", "attributes"):
+        parts[ids[node_name]].cpu_devices.append(attributes)
     return parts
 
 

@@ -28,6 +28,11 @@ from topology.parsers.node import NodeRecord
 from topology.parsers.nrt import TopologyRecord
 from topology.parsers.pod import PodRecord
 from topology.parsers.reservation import ReservationRecord
+from topology.parsers.resource_slice import (
+    ResourceSliceRecord,
+    uncore_caches_for,
+    uncore_caches_of,
+)
 
 
 def pod_spec_of(record: PodRecord, raw: dict[str, Any] | None = None) -> PodSpec:
@@ -82,7 +87,10 @@ def _allocations(pods: Sequence[PodRecord], topology: TopologyRecord | None) -> 
 
 
 def node_snapshot_of(
-    node: NodeRecord, topology: TopologyRecord | None, pods: Sequence[PodRecord]
+    node: NodeRecord,
+    topology: TopologyRecord | None,
+    pods: Sequence[PodRecord],
+    slices: Sequence[ResourceSliceRecord] = (),
 ) -> NodeSnapshot:
     requested: dict[str, int] = {}
     for pod in pods:
@@ -90,6 +98,7 @@ def node_snapshot_of(
     koordlet = topology.koordlet if topology else None
     resolved = koordlet.node_reservation if koordlet else None
     annotated = node.reservation
+    devices = (device.attributes for s in slices for device in s.devices)
     return NodeSnapshot(
         name=node.name,
         flavour=Flavour(topology.flavour) if topology else None,
@@ -101,6 +110,9 @@ def node_snapshot_of(
         nrt_attributes=topology.attributes if topology else {},
         zones=zones_of(_zone_parts(topology)) if topology else (),
         cpus=koordlet.cpus if koordlet else (),
+        uncore_caches=uncore_caches_for(koordlet.cpus, uncore_caches_of(devices))
+        if koordlet
+        else {},
         cpu_manager_policy=koordlet.cpu_manager_policy if koordlet else "",
         cpu_manager_options=koordlet.cpu_manager_options if koordlet else {},
         kubelet_reserved_cpus=koordlet.kubelet_reserved_cpus if koordlet else frozenset(),
@@ -153,6 +165,7 @@ def snapshot_from_objects(
     topologies: dict[str, TopologyRecord] = {}
     pods: dict[str, list[PodRecord]] = defaultdict(list)
     reservations: list[ReservationSnapshot] = []
+    slices: dict[str, list[ResourceSliceRecord]] = defaultdict(list)
     for obj in objects:
         parsed = parse_object(obj)
         if parsed is None:
@@ -166,8 +179,10 @@ def snapshot_from_objects(
             pods[record.node_name].append(record)
         elif isinstance(record, ReservationRecord):
             reservations.append(reservation_snapshot_of(record))
+        elif isinstance(record, ResourceSliceRecord) and record.node_name:
+            slices[record.node_name].append(record)
     snapshots = tuple(
-        node_snapshot_of(n, topologies.get(n.name), pods.get(n.name, []))
+        node_snapshot_of(n, topologies.get(n.name), pods.get(n.name, []), slices.get(n.name, []))
         for n in sorted(nodes.values(), key=lambda n: n.name)
     )
     return ClusterSnapshot(snapshots, tuple(reservations), taken_at or datetime.now(UTC))

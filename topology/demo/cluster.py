@@ -11,10 +11,13 @@ from scheduler_api.engine import Flavour
 
 from .capacity import build_ledger, koordinator_cpus
 from .dra import dra_node, dra_objects
+from .dra_cpu import cpu_slices
+from .features import feature_plans
 from .general_pods import add_daemonsets, add_finished_job, add_shared_pool_pods
 from .koordinator import KoordinatorNode
 from .koordinator_node import populate_koordinator
 from .ledger import NodeLedger
+from .memory_manager import add_memory_manager, dedicate
 from .meta import NODES_CREATED, WORKLOADS_START, DemoContext
 from .namespaces import namespaces_used, render_namespace
 from .nodes import render_node
@@ -47,10 +50,15 @@ def generate_demo_objects(
 
     Raises ValueError below four nodes: one node of each hardware shape is needed.
     """
-    plans = plan_nodes(nodes)
+    plans = feature_plans(plan_nodes(nodes))
     ctx = DemoContext.create(seed, cluster)
     roles = reservation_roles(plans)
     built = [build_node(ctx, plan, roles.get(plan.name, [])) for plan in plans]
+    # After every node is built: no other node's pods change (later uids and times do).
+    for node in built:
+        if node.ledger.plan.memory_manager:
+            node.pods = dedicate(node.ledger, node.pods)
+            node.pods += add_memory_manager(ctx, node.ledger)
     objects: list[dict[str, Any]] = []
     topologies: list[dict[str, Any]] = []
     pods: list[dict[str, Any]] = []
@@ -68,6 +76,9 @@ def generate_demo_objects(
     objects.append(render_slo_controller_config(ctx))
     objects += problem_objects(ctx, plans)
     objects += dra_objects(ctx.cluster, dra_node(plans), pods)
+    for plan in plans:
+        if plan.uncore_caches:
+            objects += cpu_slices(ctx.cluster, plan)
     names = sorted(namespaces_used(objects))
     return [render_namespace(ctx, name, ordinal) for ordinal, name in enumerate(names)] + objects
 

@@ -56,32 +56,48 @@ def dra_objects(cluster: str, plan: NodePlan, pods: list[dict[str, Any]]) -> lis
     return objects
 
 
-def _uid(cluster: str, kind: str, name: str) -> str:
+def demo_uid(cluster: str, kind: str, name: str) -> str:
+    """A uid that depends on the cluster and the object only (no random draw)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"topolens-demo/{cluster}/{kind}/{name}"))
 
 
 def _resource_slice(cluster: str, plan: NodePlan) -> dict[str, Any]:
     # the generated suffix depends on the node only: another cluster keeps the names
-    name = f"{plan.name}-{DRIVER}-{_uid('', 'suffix', plan.name)[:5]}"
+    name = f"{plan.name}-{DRIVER}-{demo_uid('', 'suffix', plan.name)[:5]}"
     devices = [
         _gpu(cluster, plan, zone * GPUS_PER_ZONE + index, zone)
         for zone in range(plan.shape.zone_count)
         for index in range(GPUS_PER_ZONE)
     ]
+    return slice_object(cluster, plan, DRIVER, name, devices, resource_version=_RESOURCE_VERSION)
+
+
+def slice_object(
+    cluster: str,
+    plan: NodePlan,
+    driver: str,
+    name: str,
+    devices: list[dict[str, Any]],
+    *,
+    resource_version: str,
+    slice_count: int = 1,
+) -> dict[str, Any]:
+    """A ResourceSlice of `driver`'s pool on the node (pool named after it, generation
+    1), published when the node came up, as a kubelet plugin writes it."""
     return {
         "apiVersion": API_VERSION,
         "kind": "ResourceSlice",
         "metadata": {
             "name": name,
-            "uid": _uid(cluster, "ResourceSlice", name),
-            "resourceVersion": _RESOURCE_VERSION,
+            "uid": demo_uid(cluster, "ResourceSlice", name),
+            "resourceVersion": resource_version,
             "creationTimestamp": timestamp(NODES_CREATED + timedelta(minutes=plan.index + 5)),
-            "generateName": f"{plan.name}-{DRIVER}-",
+            "generateName": f"{plan.name}-{driver}-",
         },
         "spec": {
-            "driver": DRIVER,
+            "driver": driver,
             "nodeName": plan.name,
-            "pool": {"name": plan.name, "generation": 1, "resourceSliceCount": 1},
+            "pool": {"name": plan.name, "generation": 1, "resourceSliceCount": slice_count},
             "devices": devices,
         },
     }
@@ -93,7 +109,7 @@ def _gpu(cluster: str, plan: NodePlan, minor: int, zone: int) -> dict[str, Any]:
         "name": f"gpu-{minor}",
         "attributes": {
             **_GPU,
-            "uuid": {"string": f"GPU-{_uid(cluster, 'gpu', f'{plan.name}/{minor}')}"},
+            "uuid": {"string": f"GPU-{demo_uid(cluster, 'gpu', f'{plan.name}/{minor}')}"},
             "resource.kubernetes.io/pciBusID": {"string": f"0000:{bus:02x}:00.0"},
             "resource.kubernetes.io/pcieRoot": {"string": f"pci0000:{bus - 1:02x}"},
             "resource.kubernetes.io/numaNode": {"int": zone},
@@ -126,7 +142,7 @@ def _claim(cluster: str, plan: NodePlan, pod: dict[str, Any]) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "uid": _uid(cluster, "ResourceClaim", f"{namespace}/{name}"),
+            "uid": demo_uid(cluster, "ResourceClaim", f"{namespace}/{name}"),
             "resourceVersion": _RESOURCE_VERSION,
             "creationTimestamp": timestamp(WORKLOADS_START),
         },

@@ -15,11 +15,14 @@ from .hardware import Vendor
 from .ledger import NodeLedger
 from .meta import NODES_CREATED, SNAPSHOT_TIME, DemoContext, timestamp
 from .plan import NodePlan, NodeReservation
-from .quantity import CPU, MEMORY, format_kib
+from .quantity import CPU, HUGEPAGES, MEMORY, format_kib, format_memory
 
 EPHEMERAL_CAPACITY = "936253956Ki"
 EPHEMERAL_ALLOCATABLE = "862853950329"
 KUBELET_VERSION = "v1.30.4"
+# The uncore-cache node's kubelet: prefer-align-cpus-by-uncorecache is beta (on by
+# default) from v1.34, and the DRA CPU driver needs resource.k8s.io/v1 (v1.34).
+UNCORE_KUBELET_VERSION = "v1.34.2"
 
 NODE_RESERVATION_ANNOTATION = "node.koordinator.sh/reservation"
 
@@ -100,7 +103,7 @@ def format_node_resources(amounts: dict[str, int]) -> dict[str, str]:
     special: dict[str, Callable[[int], str]] = {
         CPU: lambda millis: str(millis // 1000),
         MEMORY: format_kib,
-    }
+    } | dict.fromkeys(HUGEPAGES, format_memory)
     return {name: special.get(name, str)(value) for name, value in amounts.items()}
 
 
@@ -136,10 +139,12 @@ def render_node(
 
 def _node_status(ctx: DemoContext, ledger: NodeLedger, uid: str) -> dict[str, Any]:
     plan = ledger.plan
-    capacity = format_node_resources(ledger.capacity) | _static_resources(EPHEMERAL_CAPACITY)
-    allocatable = format_node_resources(ledger.allocatable) | _static_resources(
-        EPHEMERAL_ALLOCATABLE
+    # hugepages pools, where the node has any, replace the static "0"
+    capacity = _static_resources(EPHEMERAL_CAPACITY) | format_node_resources(ledger.capacity)
+    allocatable = _static_resources(EPHEMERAL_ALLOCATABLE) | format_node_resources(
+        ledger.allocatable
     )
+    version = UNCORE_KUBELET_VERSION if plan.uncore_caches else KUBELET_VERSION
     return {
         "capacity": _ordered(capacity),
         "allocatable": _ordered(allocatable),
@@ -156,8 +161,8 @@ def _node_status(ctx: DemoContext, ledger: NodeLedger, uid: str) -> dict[str, An
             "kernelVersion": "6.1.0-23-amd64",
             "osImage": "Debian GNU/Linux 12 (bookworm)",
             "containerRuntimeVersion": "containerd://1.7.20",
-            "kubeletVersion": KUBELET_VERSION,
-            "kubeProxyVersion": KUBELET_VERSION,
+            "kubeletVersion": version,
+            "kubeProxyVersion": version,
             "operatingSystem": "linux",
             "architecture": "amd64",
         },

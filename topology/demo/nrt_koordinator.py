@@ -14,6 +14,8 @@ from .nodes import node_reservation_annotation
 from .nrt_common import NRT_KIND, node_owner_reference
 from .quantity import BATCH_CPU, BATCH_MEMORY, CPU, MEMORY, format_kib
 
+# The static policy's option the uncore-cache node runs (`features.uncore_cache_node`).
+UNCORE_OPTION = "prefer-align-cpus-by-uncorecache"
 _ZONE_RESOURCES = ("cpu", "hugepages-1Gi", "hugepages-2Mi", BATCH_CPU, BATCH_MEMORY, "memory")
 
 
@@ -127,7 +129,10 @@ def _cpu_manager_policy(knode: KoordinatorNode) -> dict[str, Any]:
     if not knode.cpus.kubelet_reserved:
         return {"policy": "none"}
     reserved = format_cpulist(knode.cpus.kubelet_reserved)
-    return {"policy": "static", "options": {"full-pcpus-only": "true"}, "reservedCPUs": reserved}
+    options = {"full-pcpus-only": "true"}
+    if knode.ledger.plan.uncore_caches:
+        options[UNCORE_OPTION] = "true"
+    return {"policy": "static", "options": options, "reservedCPUs": reserved}
 
 
 def _pod_cpu_allocs(knode: KoordinatorNode) -> list[dict[str, Any]] | None:

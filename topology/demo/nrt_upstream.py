@@ -9,12 +9,14 @@ from scheduler_api.engine import Flavour
 from topology.domain.podfingerprint import PodIdentity, fingerprint, scheduler_counts_pod
 
 from .ledger import NodeLedger, ZoneLedger
+from .memory_manager import MEMORY_MANAGER_ATTRIBUTE
 from .meta import NODES_CREATED, DemoContext
 from .nrt_common import NRT_KIND, zone_costs
 from .pods import PodDraft
-from .quantity import CPU, GPU, MEMORY
+from .quantity import CPU, GPU, HUGEPAGES, MEMORY
 
 NFD_NAMESPACE = "node-feature-discovery"
+_ZONE_RESOURCES = (CPU, MEMORY, GPU, *HUGEPAGES)
 
 
 def pods_fingerprint(pods: list[PodDraft], exclusive_only: bool, nrt_resources: set[str]) -> str:
@@ -37,12 +39,12 @@ def _counts(pod: PodDraft, nrt_resources: set[str]) -> bool:
 
 
 def _resource_names(ledger: NodeLedger) -> set[str]:
-    return {name for zone in ledger.zones for name in (CPU, MEMORY, GPU) if name in zone.capacity}
+    return {name for zone in ledger.zones for name in _ZONE_RESOURCES if name in zone.capacity}
 
 
 def _resources(zone: ZoneLedger) -> list[dict[str, str]]:
     rows = []
-    for name in (CPU, MEMORY, GPU):
+    for name in _ZONE_RESOURCES:
         if name not in zone.capacity:
             continue
         scale = 1000 if name == CPU else 1
@@ -114,4 +116,6 @@ def _attributes(ledger: NodeLedger, pods: list[PodDraft]) -> list[dict[str, str]
         attributes.append(
             {"name": "nodeTopologyPodsFingerprintMethod", "value": "with-exclusive-resources"}
         )
+    if ledger.plan.memory_manager:
+        attributes.append(dict(MEMORY_MANAGER_ATTRIBUTE))
     return attributes

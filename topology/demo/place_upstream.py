@@ -14,12 +14,12 @@ from scheduler_api.engine import TopologyManagerScope as TopologyScope
 from .ledger import NodeLedger, ZoneLedger
 from .meta import DemoContext
 from .pods import PodDraft
-from .quantity import CPU, GPU, MEMORY
+from .quantity import CPU, GPU, HUGEPAGES, MEMORY
 from .workloads import guaranteed_pod
 from .zone_fit import ZoneShares, first_fitting_zone, hold_shares, merge_shares, spread_over
 
 SCHEDULER = "topo-aware-scheduler"
-_ZONE_RESOURCES = (CPU, MEMORY, GPU)
+_ZONE_RESOURCES = (CPU, MEMORY, GPU, *HUGEPAGES)
 
 
 def zone_units(draft: PodDraft, scope: TopologyScope) -> list[dict[str, int]]:

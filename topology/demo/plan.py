@@ -65,6 +65,10 @@ class NodePlan:
     zone_label: str
     crane_awareness: str | None = None
     koordinator: KoordinatorSetup | None = None
+    # Feature nodes (`features.feature_plans`): the kubelet runs the Static Memory Manager
+    # with hugepages pools; the DRA CPU driver publishes each CPU's uncore cache.
+    memory_manager: bool = False
+    uncore_caches: bool = False
 
 
 _SNN_POD = KubeletTopology(TopologyPolicy.SINGLE_NUMA_NODE, TopologyScope.POD)

@@ -16,6 +16,9 @@ MEMORY = "memory"
 GPU = "nvidia.com/gpu"
 BATCH_CPU = "kubernetes.io/batch-cpu"
 BATCH_MEMORY = "kubernetes.io/batch-memory"
+HUGEPAGES_1G = "hugepages-1Gi"
+HUGEPAGES_2M = "hugepages-2Mi"
+HUGEPAGES = (HUGEPAGES_1G, HUGEPAGES_2M)
 
 
 def format_cpu(millis: int) -> str:

@@ -6,13 +6,14 @@ attributes and quantity capacities; a ResourceClaim's `status.allocation.devices
 names the devices allocated to it by (driver, pool, device), and `status.reservedFor`
 the pods allowed to use them. Only what Topolens shows is read: which NUMA node each
 device sits on, a device's attributes and capacities, and which devices are held.
-Topolens does not judge DRA claims (yet): these records are mirrored and drawn, not fed
-to the engine.
+Topolens does not judge DRA claims (yet): these records are mirrored and drawn; only
+the DRA CPU driver's per-CPU uncore cache ids reach the engine (`uncore_caches_of`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -316,3 +317,42 @@ def _consumer(reader: Reader, index: int, item: Any) -> ClaimConsumer:
         name=reader.present_or_default(f"{path}.name", item.get("name"), str),
         uid=reader.present_or_default(f"{path}.uid", item.get("uid"), str, ""),
     )
+
+
+# The DRA CPU driver's per-CPU devices (kubernetes-sigs/dra-driver-cpu
+# pkg/driver/attributes.go, individual device mode: one device per logical CPU) name each
+# CPU and its uncore (last-level, L3) cache: the kubelet's `UncoreCacheID`, which no NRT
+# producer and no koordlet annotation publishes. The kubelet's
+# prefer-align-cpus-by-uncorecache option reads it.
+DRA_CPU_ID = "dra.cpu/cpuID"
+DRA_CPU_CACHE_L3_ID = "dra.cpu/cacheL3ID"
+
+
+def uncore_caches_of(attribute_maps: Iterable[dict[str, dict[str, Any]]]) -> dict[int, int]:
+    """CPU id → uncore (L3) cache id from the DRA CPU driver's per-CPU devices among
+    devices' attributes; devices without both attributes as integers are skipped."""
+    caches: dict[int, int] = {}
+    for attributes in attribute_maps:
+        cpu = _first_int(attributes.get(DRA_CPU_ID) or {})
+        cache = _first_int(attributes.get(DRA_CPU_CACHE_L3_ID) or {})
+        if cpu is not None and cache is not None and cpu >= 0 and cache >= 0:
+            caches[cpu] = cache
+    return caches
+
+
+def uncore_caches_for(
+    cpus: Iterable[tuple[int, int, int, int]], caches: dict[int, int]
+) -> dict[int, int]:
+    """`caches` when they name exactly the node's CPUs (its published CPU table), else
+    none: a partial or foreign table would misplace CPUs, and the kubelet's own
+    fallback (one uncore cache per socket) is then assumed and said."""
+    ids = {row[0] for row in cpus}
+    if not caches or set(caches) != ids:
+        if caches:
+            logger.warning(
+                "DRA CPU devices name %d CPUs, the CPU table %d: uncore caches ignored",
+                len(caches),
+                len(ids),
+            )
+        return {}
+    return caches

@@ -175,6 +175,13 @@ class AdmissionSerializer(serializers.Serializer):
         help_text="false: Topolens cannot reproduce this node's kubelet (no CPU layout "
         "published, or a node agent pins the CPUs); `admitted` is then assumed"
     )
+    memory_numa_zones = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="NUMA zone ids the Static Memory Manager would take the pod's memory and "
+        "hugepages from; null: it did not run (not Guaranteed, or the node does not run "
+        "or publish it)",
+    )
 
 
 class NodeVerdictSerializer(serializers.Serializer):
@@ -186,6 +193,13 @@ class NodeVerdictSerializer(serializers.Serializer):
     score = serializers.IntegerField(
         allow_null=True,
         help_text="the scheduler's raw node score, 0-100; comparable only within one system",
+    )
+    rules = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the rules that judged this node, one per line: the scheduler plugin's "
+        "node policy and, behind schedulers that pick no CPUs, the kubelet's CPU, Topology "
+        "and Memory Manager policies and options, each with where it was read or what "
+        "was assumed",
     )
     scheduler_fits = serializers.BooleanField(help_text="the scheduler would bind the pod here")
     admission = AdmissionSerializer(

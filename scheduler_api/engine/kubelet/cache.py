@@ -18,9 +18,11 @@ from scheduler_api.engine.kubelet.reference.admission import (
 )
 from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask, iterate_masks
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.memory_state import (
+    node_memory,
+)
 from scheduler_api.engine.kubelet.reference.memorymanager import (
     container_memory_requests,
-    node_memory,
 )
 from scheduler_api.engine.kubelet.reference.node_config import (
     allowed_numa_nodes,

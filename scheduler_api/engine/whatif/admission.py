@@ -31,6 +31,7 @@ from scheduler_api.engine.kubelet.reference.node_config import (
     KUBELET_MODELLED,
     KUBELET_NONE,
     kubelet_class,
+    memory_manager_static,
 )
 from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec, QoSClass
 from scheduler_api.engine.whatif.systems import Scheduler
@@ -116,10 +117,10 @@ def admission_without_pinning(
         return AGENT_PINS[system]
     if not aligned:
         return NO_EXCLUSIVE_CPUS
-    known = kubelet_class(node)
-    if known == KUBELET_MODELLED:
+    known, exclusive = kubelet_class(node), asks_exclusive_cpus(pod)
+    if known == KUBELET_MODELLED and (exclusive or memory_manager_static(node)):
         return None
-    if not asks_exclusive_cpus(pod):
+    if not exclusive:
         return GUARANTEED_NO_EXCLUSIVE_CPUS
     return CPU_MANAGER_NONE if known == KUBELET_NONE else NO_CPU_LAYOUT
 

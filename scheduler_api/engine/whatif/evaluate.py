@@ -26,6 +26,7 @@ from scheduler_api.engine.whatif import crosscheck
 from scheduler_api.engine.whatif.cache import index_of
 from scheduler_api.engine.whatif.judge import Judgement, NodeVerdict, SharedVerdicts
 from scheduler_api.engine.whatif.profiles import SchedulerProfile
+from scheduler_api.engine.whatif.rules import node_rules
 from scheduler_api.engine.whatif.systems import (
     SYSTEM_OF_FLAVOUR,
     Scheduler,
@@ -153,6 +154,13 @@ class WhatIfResult:
 
     def verdict(self, node: str) -> NodeVerdict:
         return self._judgement.verdict(self._judgement.row_of(node))
+
+    def rules_of(self, node: str) -> tuple[str, ...]:
+        """The rules the node's system, and the kubelet behind it, judged `node` by
+        (`rules.node_rules`)."""
+        judgement = self._judgement
+        row = judgement.row_of(node)
+        return node_rules(judgement.index.nodes[row], judgement.system(row))
 
 
 def prepare(snapshot: ClusterSnapshot) -> None:

@@ -42,6 +42,7 @@ from scheduler_api.engine.whatif.admission import (
     REJECTED_NOTE,
     Admission,
     admission_without_pinning,
+    asks_exclusive_cpus,
     kubelet_aligns,
 )
 from scheduler_api.engine.whatif.assume import assume, book_reservation
@@ -209,10 +210,13 @@ class Judgement:
 
     def _kubelet_modelled(self) -> Bools:
         """Rows judged by a system behind which the kubelet pins, on nodes whose static
-        CPU manager is reproduced (binding a pod changes neither: kept)."""
+        CPU manager is reproduced, or for a pod without whole CPUs whose Static Memory
+        Manager is (binding a pod changes neither: kept)."""
         if self._modelled is None:
             modelled: Bools = np.isin(self.systems, KUBELET_PIN_CODES)
             modelled &= self.index.kubelet_class == KUBELET_MODELLED
+            if not asks_exclusive_cpus(self.pod):  # only the Memory Manager may refuse it
+                modelled &= self.index.memory_static
             self._modelled = modelled
         return self._modelled
 

@@ -122,6 +122,17 @@ def _fits_text(node: dict[str, Any]) -> str:
     return "rejected" if node.get("scheduler_fits") else "no"
 
 
+def rule_set_ids(nodes: list[dict[str, Any]]) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Each distinct list of rules, numbered in order of first appearance, with how many
+    nodes it judged: the table names a node's rules by number, listed once below it."""
+    sets: dict[tuple[str, ...], tuple[int, int]] = {}
+    for node in nodes:
+        rules = tuple(node["rules"])
+        number, count = sets.get(rules, (len(sets) + 1, 0))
+        sets[rules] = (number, count + 1)
+    return sets
+
+
 def table_lines(answer: dict[str, Any]) -> list[str]:
     """A table ranked within each system for people; the JSON is the contract."""
     judged = answer["judged_by"]
@@ -134,7 +145,11 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         f"  {judged['how']}",
         *(f"  {rule}" for rule in judged.get("pod_level_resources", ())),
     ]
-    header = f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<8} {'score':>5}  {'zones':<8} cpuset"
+    header = (
+        f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<8} {'score':>5}  {'rules':<5} "
+        f"{'zones':<8} cpuset"
+    )
+    rule_sets = rule_set_ids(answer["nodes"])
     rank, system = 0, None
     for node in answer["nodes"]:
         if node["system"] != system:
@@ -144,11 +159,16 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         cpuset = format_cpuset(node["cpuset"]) if node["cpuset"] is not None else "-"
         zones = ",".join(map(str, node["numa_zones"])) or "-"
         score = "-" if node["score"] is None else str(node["score"])
+        rules = f"R{rule_sets[tuple(node['rules'])][0]}"
         lines.append(
             f"{rank:>3}  {node['node']:<28} {node['system']:<17} "
-            f"{_fits_text(node):<8} {score:>5}  {zones:<8} {cpuset}"
+            f"{_fits_text(node):<8} {score:>5}  {rules:<5} {zones:<8} {cpuset}"
         )
         lines.extend(f"{'':>5}- {reason}" for reason in node["reasons"])
+    lines.append("rules that judged the nodes (the rules column):")
+    for rules, (number, count) in rule_sets.items():
+        lines.append(f"  R{number} ({count} node{'s' if count != 1 else ''}):")
+        lines.extend(f"    {rule}" for rule in rules)
     for group in answer["groups"]:
         placed = [p for p in group["placements"] if p["node"]]
         lines.append(

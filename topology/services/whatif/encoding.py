@@ -10,8 +10,11 @@ tail (`SharedVerdicts`) are written from their name and score alone, and no verd
 built for them but the first of each kind; the others' tails are encoded once per
 distinct value.
 
-The bytes are exactly `orjson.dumps([node_json(v) for v in verdicts])`; the tests hold
-them to it.
+Each node's `rules` (which rules judged it: they differ node by node, not by verdict) are
+written per node too, encoded once per distinct list.
+
+The bytes are exactly `orjson.dumps([node_json(v, rules_of(v.node)) for v in verdicts])`;
+the tests hold them to it.
 """
 
 from __future__ import annotations
@@ -44,17 +47,20 @@ def _tail_key(verdict: NodeVerdict) -> tuple[Any, ...]:
     )
 
 
-def encoded_shared(
-    shared: SharedVerdicts, node_json: Callable[[NodeVerdict], Mapping[str, Any]]
-) -> bytes:
-    """The JSON array of `node_json(v)` for every verdict of a what-if, in order, from
-    `shared`.
+NodeJSON = Callable[[NodeVerdict, tuple[str, ...]], Mapping[str, Any]]
+RulesOf = Callable[[str], tuple[str, ...]]
 
-    `node_json` gives the reference object. Its keys must start with node, fits and
-    score, which are encoded per node; the rest is encoded once per key or distinct
+
+def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules_of: RulesOf) -> bytes:
+    """The JSON array of `node_json(v, rules_of(v.node))` for every verdict of a what-if,
+    in order, from `shared`.
+
+    `node_json` gives the reference object. Its keys must start with node, fits, score
+    and rules, which are encoded per node; the rest is encoded once per key or distinct
     value. The loop is written out: it runs once per node, 5,000 times a what-if."""
     own_tails: dict[tuple[Any, ...], bytes] = {}
     tails: dict[Any, bytes] = {}
+    rules = _RulesEncoder(rules_of)
     names, fits, scores, keys = (
         _encoded_names(shared.names),
         shared.fits,
@@ -66,18 +72,19 @@ def encoded_shared(
     for row in shared.order:
         key = keys[row]
         if key is None:
-            append(_verdict_object(shared.verdict(row), node_json, own_tails))
+            append(_verdict_object(shared.verdict(row), node_json, own_tails, rules))
             continue
         tail = tails.get(key)
         if tail is None:  # the first row of its key: its tail may be another key's too
             tail = tails[key] = _verdict_tail(shared.verdict(row), node_json, own_tails)
         score = scores[row]
         append(
-            b'{"node":%s,"fits":%s,"score":%s,%s'
+            b'{"node":%s,"fits":%s,"score":%s,"rules":%s,%s'
             % (
                 names[row],
                 b"true" if fits[row] else b"false",
                 b"null" if score is None else b"%d" % score,
+                rules(shared.names[row]),
                 tail,
             )
         )
@@ -96,34 +103,51 @@ def _encoded_names(names: Sequence[str]) -> list[bytes]:
     return encoded
 
 
+class _RulesEncoder:
+    """A node's rules as JSON bytes, encoded once per distinct list: nodes of one
+    configuration share their rules (the same tuple, kept with each node snapshot)."""
+
+    def __init__(self, rules_of: RulesOf) -> None:
+        self._rules_of = rules_of
+        self._encoded: dict[tuple[str, ...], bytes] = {}
+
+    def __call__(self, node: str) -> bytes:
+        rules = self._rules_of(node)
+        encoded = self._encoded.get(rules)
+        if encoded is None:
+            encoded = self._encoded[rules] = orjson.dumps(list(rules))
+        return encoded
+
+
 def _verdict_object(
     verdict: NodeVerdict,
-    node_json: Callable[[NodeVerdict], Mapping[str, Any]],
+    node_json: NodeJSON,
     tails: dict[tuple[Any, ...], bytes],
+    rules: _RulesEncoder,
 ) -> bytes:
     tail = _verdict_tail(verdict, node_json, tails)
-    return _object(verdict.node, verdict.fits, verdict.score, tail)
+    return _object(verdict.node, verdict.fits, verdict.score, rules(verdict.node), tail)
 
 
 def _verdict_tail(
-    verdict: NodeVerdict,
-    node_json: Callable[[NodeVerdict], Mapping[str, Any]],
-    tails: dict[tuple[Any, ...], bytes],
+    verdict: NodeVerdict, node_json: NodeJSON, tails: dict[tuple[Any, ...], bytes]
 ) -> bytes:
-    """The verdict's tail, encoded once per distinct value in `tails`."""
+    """The verdict's tail, encoded once per distinct value in `tails` (its rules are
+    not in the tail: they are the node's, not the verdict's)."""
     key = _tail_key(verdict)
     tail = tails.get(key)
     if tail is None:
-        tail = tails[key] = _tail(node_json(verdict))
+        tail = tails[key] = _tail(node_json(verdict, ()))
     return tail
 
 
-def _object(name: str, fits: bool, score: int | None, tail: bytes) -> bytes:
+def _object(name: str, fits: bool, score: int | None, rules: bytes, tail: bytes) -> bytes:
     score_text = b"null" if score is None else b"%d" % score
-    return b'{"node":%s,"fits":%s,"score":%s,%s' % (
+    return b'{"node":%s,"fits":%s,"score":%s,"rules":%s,%s' % (
         _name(name),
         b"true" if fits else b"false",
         score_text,
+        rules,
         tail,
     )
 
@@ -138,9 +162,12 @@ def _name(name: str) -> bytes:
     return encoded
 
 
+PER_NODE_KEYS = ["node", "fits", "score", "rules"]
+
+
 def _tail(reference: Mapping[str, Any]) -> bytes:
-    """The object after its node, fits and score: `"reasons":…,…}`."""
+    """The object after its node, fits, score and rules: `"scheduler_fits":…,…}`."""
     keys = list(reference)
-    if keys[:3] != ["node", "fits", "score"] or len(keys) < 4:
-        raise ValueError(f"node objects must start with node, fits, score; got {keys[:3]}")
-    return orjson.dumps({key: reference[key] for key in keys[3:]})[1:]
+    if keys[:4] != PER_NODE_KEYS or len(keys) < 5:
+        raise ValueError(f"node objects must start with {', '.join(PER_NODE_KEYS)}; got {keys[:4]}")
+    return orjson.dumps({key: reference[key] for key in keys[4:]})[1:]

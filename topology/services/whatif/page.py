@@ -62,6 +62,7 @@ class VerdictRow:
     scheduler_fits: bool = False
     admission: Mapping[str, Any] | None = None
     zones_from_cpuset: bool = False  # the scheduler chose no zone: the pinned CPUs' zones
+    rules: tuple[str, ...] = ()  # the rules that judged this node (node_rules)
 
     @property
     def rejected_by_kubelet(self) -> bool:
@@ -340,6 +341,7 @@ class Ranking:
             scheduler_fits=bool(verdict.get("scheduler_fits", verdict["fits"])),
             admission=verdict.get("admission"),
             zones_from_cpuset=from_cpuset and bool(zones),
+            rules=tuple(verdict.get("rules", ())),
         )
 
     def zones_of_cpus(self, name: str, cpus: frozenset[int]) -> tuple[int, ...]:

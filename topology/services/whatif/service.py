@@ -64,16 +64,21 @@ def admission_json(admission: Admission | None) -> dict[str, Any] | None:
         "admitted": admission.admitted,
         "reason": admission.reason,
         "checked": admission.checked,
+        "memory_numa_zones": (
+            sorted(admission.memory_numa) if admission.memory_numa is not None else None
+        ),
     }
 
 
-def node_json(verdict: NodeVerdict) -> dict[str, Any]:
+def node_json(verdict: NodeVerdict, rules: tuple[str, ...] = ()) -> dict[str, Any]:
     """One node's verdict. `fits` is both stages: the scheduler binds (`scheduler_fits`)
-    and the kubelet admits (`admission`, null where the scheduler refuses)."""
+    and the kubelet admits (`admission`, null where the scheduler refuses). `rules`: the
+    rules that judged the node (`WhatIfResult.rules_of`)."""
     return {
         "node": verdict.node,
         "fits": verdict.fits,
         "score": verdict.score,
+        "rules": list(rules),
         "scheduler_fits": verdict.scheduler_fits,
         "admission": admission_json(verdict.admission),
         "reasons": [reason_text(r) for r in verdict.reasons],
@@ -189,9 +194,9 @@ def result_json(
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     judge = judge or Judge(result.scheduler, None, f"the {result.scheduler.value} system, as asked")
     nodes: Any = (
-        orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json))
+        orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json, result.rules_of))
         if encoded
-        else [node_json(v) for v in result.nodes]
+        else [node_json(v, result.rules_of(v.node)) for v in result.nodes]
     )
     return {
         "scheduler": result.scheduler.value,

@@ -19,7 +19,7 @@ manager is not modelled.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import NamedTuple
 
@@ -31,13 +31,15 @@ from scheduler_api.engine.kubelet.reference.cpumanager import (
     cpu_hints,
     hints_by_resource,
 )
+from scheduler_api.engine.kubelet.reference.memory_state import (
+    NodeMemory,
+    node_memory,
+)
 from scheduler_api.engine.kubelet.reference.memorymanager import (
     SIDECAR_RESTART_POLICY,
     MemoryManagerError,
-    NodeMemory,
     StaticPolicy,
     memory_aligned,
-    node_memory,
     provider_hints,
 )
 from scheduler_api.engine.kubelet.reference.node_config import (
@@ -227,6 +229,7 @@ def kubelet_pinning(
     return _aligned_pinning(node, pod, memory, topology, hints)
 
 
+TOPOLOGY_AFFINITY_ERROR = "kubelet would refuse the pod: TopologyAffinityError"
 CPU_LAYOUT_NOT_PUBLISHED = (
     "not checked: the node runs the Static Memory Manager, but publishes neither its CPU "
     "layout nor its CPU manager policy, whose hints the Topology Manager merges with it"
@@ -273,7 +276,7 @@ def _aligned_pinning(
     exclusive = any(count for count, _ in admission_order(pod))
     cpu_class = cpu_manager_class(node)
     if exclusive and cpu_class == KUBELET_UNKNOWN:
-        return KubeletPinning(None, notes=(CPU_LAYOUT_NOT_PUBLISHED, *notes), checked=False)
+        return _memory_without_cpu_layout(node, pod, memory)
     static = None
     if exclusive and cpu_class == KUBELET_MODELLED:
         built = _static_policy(node, topology or node_cpu_topology(node), hints)
@@ -289,6 +292,35 @@ def _aligned_pinning(
     manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
     state = StaticPolicy(memory.state.with_numa_ids(numa_ids))
     return _admit(manager, static, state, node, pod, notes)
+
+
+MEMORY_ALONE_REFUSES = (
+    "the CPU layout is not published, but the Memory Manager's hints alone leave the "
+    "policy no NUMA set to admit: adding the CPU manager's can only narrow them"
+)
+
+
+def _memory_without_cpu_layout(
+    node: NodeSnapshot, pod: PodSpec, memory: NodeMemory
+) -> KubeletPinning:
+    """Whole CPUs on a Static Memory Manager node whose CPU layout is not published: the
+    CPU manager's hints are unknown, so the merge cannot be reproduced, except where the
+    Memory Manager's hints alone make the Topology Manager refuse: a merge with more
+    providers only narrows what one admits, so that refusal stands."""
+    assert memory.state is not None
+    notes = memory.notes
+    unchecked = KubeletPinning(None, notes=(CPU_LAYOUT_NOT_PUBLISHED, *notes), checked=False)
+    policy = kubelet_policy(node)[0]
+    if policy not in (TopologyManagerPolicy.RESTRICTED, TopologyManagerPolicy.SINGLE_NUMA_NODE):
+        return unchecked  # best-effort admits whatever the hints
+    numa_ids = memory.state.numa_ids()
+    manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
+    alone = _admit(manager, None, StaticPolicy(memory.state), node, pod, notes)
+    reason = alone.reason
+    if reason is None or not reason.message.startswith(TOPOLOGY_AFFINITY_ERROR):
+        return unchecked
+    refusal = replace(reason, message=f"{reason.message} ({MEMORY_ALONE_REFUSES})")
+    return KubeletPinning(None, refusal, notes=notes)
 
 
 def _static_policy(
@@ -344,7 +376,7 @@ class _TopologyManager:
         )
 
     def _refusal(self, providers: list[_Provider]) -> Reason:
-        message = f"kubelet would refuse the pod: TopologyAffinityError under {self.policy}"
+        message = f"{TOPOLOGY_AFFINITY_ERROR} under {self.policy}"
         if [p.name for p in providers] == [CPU_MANAGER]:
             return Reason(ReasonCheck.KUBELET_ADMISSION, resource="cpu", message=message)
         blocking = [p for p in providers if not self._merge(p.hints)[1]]
@@ -361,12 +393,20 @@ class _TopologyManager:
 
     def memory_hint(self, hint: TopologyHint) -> TopologyHint:
         """The affinity the Memory Manager reads from the Topology Manager's store: none,
-        not preferred, under the none policy (nothing was merged); else the merged mask,
-        which is never nil (a merge reported as "any NUMA" covers all of them)."""
+        not preferred, under the none policy (nothing was merged); nil under
+        single-numa-node when the merge gave the default affinity (its `Merge` turns that
+        into nil, and the Memory Manager then works out its default hint); else the
+        merged mask, "any NUMA" read as all of them."""
         if self.policy is TopologyManagerPolicy.NONE:
             return TopologyHint(None, False)
         if hint.numa is None:
+            if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE:
+                return hint
             return TopologyHint(frozenset(self.numa_ids), hint.preferred)
+        if self.policy is TopologyManagerPolicy.SINGLE_NUMA_NODE and hint.numa == frozenset(
+            self.numa_ids
+        ):
+            return TopologyHint(None, hint.preferred)
         return hint
 
 

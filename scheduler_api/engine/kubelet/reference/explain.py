@@ -32,14 +32,16 @@ from scheduler_api.engine.kubelet.reference.admission import (
 )
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
 from scheduler_api.engine.kubelet.reference.cpumanager import cpu_hints
-from scheduler_api.engine.kubelet.reference.memorymanager import (
+from scheduler_api.engine.kubelet.reference.memory_state import (
     POLICY_NOT_PUBLISHED,
+    machine_state,
+    memory_manager_policy,
+)
+from scheduler_api.engine.kubelet.reference.memorymanager import (
     MemoryManagerPolicy,
     StaticPolicy,
     is_memory_resource,
-    machine_state,
     memory_aligned,
-    memory_manager_policy,
 )
 from scheduler_api.engine.kubelet.reference.node_config import (
     kubelet_policy,

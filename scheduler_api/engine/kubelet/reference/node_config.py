@@ -27,7 +27,9 @@ from scheduler_api.engine.kubelet.reference.cpumanager import (
     shared_pool,
     validate_static_policy_options,
 )
-from scheduler_api.engine.kubelet.reference.memorymanager import node_memory
+from scheduler_api.engine.kubelet.reference.memory_state import (
+    node_memory,
+)
 from scheduler_api.engine.kubelet.reference.topologymanager import (
     MAX_ALLOWABLE_NUMA_NODES,
     TopologyManagerOptions,
@@ -81,6 +83,12 @@ def kubelet_class(node: NodeSnapshot) -> int:
     if node_memory(node).static:
         return KUBELET_MODELLED
     return cpu_manager_class(node)
+
+
+def memory_manager_static(node: NodeSnapshot) -> bool:
+    """The node runs the Static Memory Manager and publishes its per-NUMA memory: the
+    kubelet's admission of a Guaranteed pod then aligns memory, whole CPUs or not."""
+    return node_memory(node).static
 
 
 def cpu_manager_class(node: NodeSnapshot) -> int:
@@ -312,7 +320,8 @@ def _option_text(node: NodeSnapshot, name: str) -> str:
         return f"{name} (reserved CPUs {reserved} out of the shared pool)"
     if name == "prefer-align-cpus-by-uncorecache":
         if node.uncore_caches:
-            return f"{name} ({len(set(node.uncore_caches.values()))} uncore caches)"
+            caches = len(set(node.uncore_caches.values()))
+            return f"{name} ({caches} uncore caches, as the node publishes them)"
         return (
             f"{name} (uncore caches unknown: one per socket assumed, the kubelet's own "
             "fallback when no L3 cache is reported; the real kubelet may pick other CPUs)"

@@ -28,6 +28,7 @@ from scheduler_api.engine.kubelet.cache import kubelet_node_key
 from scheduler_api.engine.kubelet.reference.node_config import (
     KUBELET_MODELLED,
     kubelet_class,
+    memory_manager_static,
 )
 from scheduler_api.engine.model.results import CORDONED, Reason, short_on_node
 from scheduler_api.engine.model.snapshot import (
@@ -76,6 +77,7 @@ ROW_COLUMNS = (
     "crane_nrt",
     "crane_static",
     "kubelet_class",
+    "memory_static",
     "kubelet_group",
     "policy_group",
 )
@@ -104,6 +106,7 @@ class NRTIndex:
         self.crane_nrt = np.zeros(count, np.bool_)  # publishes a Crane NRT
         self.crane_static = np.zeros(count, np.bool_)  # crane cpuManagerPolicy is Static
         self.kubelet_class = np.zeros(count, np.int64)  # whatif_kubelet.kubelet_class
+        self.memory_static = np.zeros(count, np.bool_)  # the Static Memory Manager, modelled
         # rows whose kubelets read the same inputs share a number (-1: not modelled); the
         # value keeps the CPU table the key names by identity, so its id is not reused
         self.kubelet_group = np.full(count, -1, np.int64)
@@ -196,6 +199,7 @@ class NRTIndex:
         self.crane_nrt[row] = node.flavour is Flavour.CRANE
         self.crane_static[row] = node.crane_cpu_manager_policy == "Static"
         known = self.kubelet_class[row] = kubelet_class(node)
+        self.memory_static[row] = memory_manager_static(node)
         self.kubelet_group[row] = self._kubelet_group_of(node) if known == KUBELET_MODELLED else -1
 
     def _kubelet_group_of(self, node: NodeSnapshot) -> int:
