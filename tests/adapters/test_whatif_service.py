@@ -63,9 +63,10 @@ def run_command(*args: str) -> dict:
 
 def check_shape(answer: dict, replicas: int) -> None:
     assert set(answer) == {"scheduler", "judged_by", "scoring", "data_age_seconds", "groups",
-                           "nodes", "placements", "capacity"}  # fmt: skip
+                           "nodes", "rules", "placements", "capacity"}  # fmt: skip
     for node in answer["nodes"]:
         assert NODE_KEYS <= set(node)
+        assert answer["rules"][node["rules"]]  # the rules that judged it, listed once
         assert isinstance(node["fits"], bool) and isinstance(node["reasons"], list)
         assert node["cpuset"] is None or all(isinstance(c, int) for c in node["cpuset"])
     for group in answer["groups"]:

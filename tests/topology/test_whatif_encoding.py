@@ -14,7 +14,7 @@ from topology.adapters.records import snapshot_from_objects
 from topology.demo import generate_demo_objects
 from topology.services.whatif import encoding as whatif_encoding
 from topology.services.whatif.answer_cache import remembered_answer
-from topology.services.whatif.encoding import encoded_shared
+from topology.services.whatif.encoding import RuleSets, encoded_shared
 from topology.services.whatif.service import node_json, pod_from_manifest
 
 
@@ -43,10 +43,15 @@ def test_a_whole_answer_written_from_shared_verdicts_is_the_reference_json(
     reference = place(demo, spec, replicas, scheduler=scheduler).nodes
     result = place(demo, spec, replicas, scheduler=scheduler)
     assert_shared_verdicts_agree(result, reference)
-    expected = orjson.dumps([node_json(v, result.rules_of(v.node)) for v in reference])
-    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
+    rules = RuleSets(result.rules_of)
+    expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in reference])
+    assert (
+        encoded_shared(result.shared_verdicts(), node_json, RuleSets(result.rules_of)) == expected
+    )
     # again, the verdicts now built
-    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
+    assert (
+        encoded_shared(result.shared_verdicts(), node_json, RuleSets(result.rules_of)) == expected
+    )
 
 
 def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
@@ -57,8 +62,10 @@ def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
     result = place(demo, spec, 1)
     for verdict in reference[::3]:
         assert result.verdict(verdict.node) == verdict
-    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == orjson.dumps(
-        [node_json(v, result.rules_of(v.node)) for v in reference]
+    rules = RuleSets(result.rules_of)
+    expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in reference])
+    assert (
+        encoded_shared(result.shared_verdicts(), node_json, RuleSets(result.rules_of)) == expected
     )
 
 
@@ -70,8 +77,11 @@ def test_kept_names_are_let_go_past_their_bound(
     monkeypatch.setattr(whatif_encoding, "_NAMES", {})
     monkeypatch.setattr(whatif_encoding, "_NAME_LISTS", {})
     result = place(demo, pod_from_manifest(pod("500m", "512Mi")), 0)
-    expected = orjson.dumps([node_json(v, result.rules_of(v.node)) for v in result.nodes])
-    assert encoded_shared(result.shared_verdicts(), node_json, result.rules_of) == expected
+    rules = RuleSets(result.rules_of)
+    expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in result.nodes])
+    assert (
+        encoded_shared(result.shared_verdicts(), node_json, RuleSets(result.rules_of)) == expected
+    )
     assert len(whatif_encoding._NAMES) <= 3
     names = ["a", 'quote"d']
     assert whatif_encoding._encoded_names(names) == [b'"a"', b'"quote\\"d"']
@@ -95,23 +105,27 @@ def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> Non
         encoded_shared(
             shared,
             lambda v, rules: {"fits": v.fits, "node": v.node, "score": v.score, "rules": rules},
-            lambda node: (),
+            RuleSets(lambda node: ()),
         )
 
 
-def test_every_node_says_which_rules_judged_it(demo: ClusterSnapshot) -> None:
-    """Rules differ node by node within one shared verdict: each node carries its own."""
+def test_every_node_names_the_rules_that_judged_it(demo: ClusterSnapshot) -> None:
+    """Rules differ node by node within one shared verdict: each node names its own list,
+    and the lists are written once."""
     result = place(demo, pod_from_manifest(pod("1", "1Gi")), 0, scheduler="auto")
-    written = orjson.loads(encoded_shared(result.shared_verdicts(), node_json, result.rules_of))
+    rules = RuleSets(result.rules_of)
+    written = orjson.loads(encoded_shared(result.shared_verdicts(), node_json, rules))
+    sets = rules.as_json()
+    assert sorted(sets, key=lambda r: int(r[1:])) == [f"R{n}" for n in range(1, len(sets) + 1)]
     by_system: dict[str, set[str]] = {}
     for node in written:
-        assert node["rules"], node["node"]
-        by_system.setdefault(node["system"], set()).add(node["rules"][0].split(":")[0])
+        assert sets[node["rules"]] == list(result.rules_of(node["node"]))
+        by_system.setdefault(node["system"], set()).add(sets[node["rules"]][0].split(":")[0])
     assert by_system["scheduler-plugins"] == {"NodeResourceTopologyMatch"}
     assert by_system["koordinator"] == {"NodeNUMAResource"}
     assert by_system["crane"] == {"crane-scheduler"}
-    kubelet = next(n for n in written if n["system"] == "scheduler-plugins")["rules"][1:]
-    assert [line.split(" ")[1].rstrip(":") for line in kubelet] == [
+    plugins = next(n for n in written if n["system"] == "scheduler-plugins")["rules"]
+    assert [line.split(" ")[1].rstrip(":") for line in sets[plugins][1:]] == [
         "cpu-manager",
         "topology-manager",
         "memory-manager",

@@ -194,12 +194,8 @@ class NodeVerdictSerializer(serializers.Serializer):
         allow_null=True,
         help_text="the scheduler's raw node score, 0-100; comparable only within one system",
     )
-    rules = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="the rules that judged this node, one per line: the scheduler plugin's "
-        "node policy and, behind schedulers that pick no CPUs, the kubelet's CPU, Topology "
-        "and Memory Manager policies and options, each with where it was read or what "
-        "was assumed",
+    rules = serializers.CharField(
+        help_text="the id, in the answer's `rules`, of the rules that judged this node",
     )
     scheduler_fits = serializers.BooleanField(help_text="the scheduler would bind the pod here")
     admission = AdmissionSerializer(
@@ -292,6 +288,13 @@ class WhatIfResultSerializer(serializers.Serializer):
     groups = GroupSerializer(many=True, help_text="per system, ranked apart")
     nodes = NodeVerdictSerializer(
         many=True, help_text="every node, grouped by system, best first within each"
+    )
+    rules = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="the rules that judged the nodes, by the id each node names: one line per "
+        "rule (the scheduler plugin's node policy and, behind schedulers that pick no CPUs, "
+        "the kubelet's CPU, Topology and Memory Manager policies and options), each with "
+        "where it was read or what was assumed",
     )
     placements = PlacementSerializer(
         many=True, help_text="where each replica goes; empty under `auto` (see `groups`)"

@@ -66,10 +66,9 @@ NO_EXCLUSIVE_CPUS = Admission(
 )
 # Where neither manager is reproduced, for a Guaranteed pod (which the Static Memory
 # Manager would align): said alike of every such node, whatever it publishes.
-MEMORY_UNCHECKED = (
-    "the Memory Manager is checked only on nodes that publish its Static policy and "
-    "their per-NUMA memory"
-)
+# the node's rules say why memory was not aligned (kubelet_rules' memory-manager line);
+# the reason, written for every node of an answer, stays short
+MEMORY_UNCHECKED = "memory not aligned here (see the node's rules)"
 GUARANTEED_NO_EXCLUSIVE_CPUS = Admission(
     True, f"no exclusive CPUs asked: the CPU manager pins nothing; {MEMORY_UNCHECKED}"
 )

@@ -37,7 +37,7 @@ def node_rules(node: NodeSnapshot, system: Scheduler) -> tuple[str, ...]:
     """The rules `system` and, behind it, the kubelet judged `node` by; one line each.
 
     Worked out once per node and system (a snapshot never changes)."""
-    return node.derived(f"whatif.rules.{system.value}", _RULES[system])
+    return node.derived(_KEYS[system], _RULES[system])
 
 
 def _nrt_source(node: NodeSnapshot) -> str:
@@ -114,3 +114,4 @@ _SCHEDULER_RULES: Mapping[Scheduler, Callable[[NodeSnapshot], tuple[str, ...]]] 
     Scheduler.CRANE: _crane,
 }
 _RULES = {system: _with_kubelet(system, rules) for system, rules in _SCHEDULER_RULES.items()}
+_KEYS = {system: f"whatif.rules.{system.value}" for system in _RULES}

@@ -122,15 +122,12 @@ def _fits_text(node: dict[str, Any]) -> str:
     return "rejected" if node.get("scheduler_fits") else "no"
 
 
-def rule_set_ids(nodes: list[dict[str, Any]]) -> dict[tuple[str, ...], tuple[int, int]]:
-    """Each distinct list of rules, numbered in order of first appearance, with how many
-    nodes it judged: the table names a node's rules by number, listed once below it."""
-    sets: dict[tuple[str, ...], tuple[int, int]] = {}
+def rule_set_counts(nodes: list[dict[str, Any]]) -> dict[str, int]:
+    """How many nodes each of the answer's rule lists judged."""
+    counts: dict[str, int] = {}
     for node in nodes:
-        rules = tuple(node["rules"])
-        number, count = sets.get(rules, (len(sets) + 1, 0))
-        sets[rules] = (number, count + 1)
-    return sets
+        counts[node["rules"]] = counts.get(node["rules"], 0) + 1
+    return counts
 
 
 def table_lines(answer: dict[str, Any]) -> list[str]:
@@ -149,7 +146,6 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         f"{'#':>3}  {'node':<28} {'system':<17} {'fits':<8} {'score':>5}  {'rules':<5} "
         f"{'zones':<8} cpuset"
     )
-    rule_sets = rule_set_ids(answer["nodes"])
     rank, system = 0, None
     for node in answer["nodes"]:
         if node["system"] != system:
@@ -159,15 +155,17 @@ def table_lines(answer: dict[str, Any]) -> list[str]:
         cpuset = format_cpuset(node["cpuset"]) if node["cpuset"] is not None else "-"
         zones = ",".join(map(str, node["numa_zones"])) or "-"
         score = "-" if node["score"] is None else str(node["score"])
-        rules = f"R{rule_sets[tuple(node['rules'])][0]}"
+        rules = node["rules"]
         lines.append(
             f"{rank:>3}  {node['node']:<28} {node['system']:<17} "
             f"{_fits_text(node):<8} {score:>5}  {rules:<5} {zones:<8} {cpuset}"
         )
         lines.extend(f"{'':>5}- {reason}" for reason in node["reasons"])
     lines.append("rules that judged the nodes (the rules column):")
-    for rules, (number, count) in rule_sets.items():
-        lines.append(f"  R{number} ({count} node{'s' if count != 1 else ''}):")
+    counts = rule_set_counts(answer["nodes"])
+    for rule_set, rules in answer["rules"].items():
+        count = counts.get(rule_set, 0)
+        lines.append(f"  {rule_set} ({count} node{'s' if count != 1 else ''}):")
         lines.extend(f"    {rule}" for rule in rules)
     for group in answer["groups"]:
         placed = [p for p in group["placements"] if p["node"]]

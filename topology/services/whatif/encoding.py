@@ -11,10 +11,11 @@ built for them but the first of each kind; the others' tails are encoded once pe
 distinct value.
 
 Each node's `rules` (which rules judged it: they differ node by node, not by verdict) are
-written per node too, encoded once per distinct list.
+written per node too, as the id of its list in the answer's `rules` (`RuleSets`): the
+lists themselves are a few hundred bytes, and written per node they doubled an answer.
 
-The bytes are exactly `orjson.dumps([node_json(v, rules_of(v.node)) for v in verdicts])`;
-the tests hold them to it.
+The bytes are exactly `orjson.dumps([node_json(v, rule_sets.id_of(v.node)) for v in
+verdicts])`; the tests hold them to it.
 """
 
 from __future__ import annotations
@@ -47,20 +48,48 @@ def _tail_key(verdict: NodeVerdict) -> tuple[Any, ...]:
     )
 
 
-NodeJSON = Callable[[NodeVerdict, tuple[str, ...]], Mapping[str, Any]]
+NodeJSON = Callable[[NodeVerdict, str], Mapping[str, Any]]
 RulesOf = Callable[[str], tuple[str, ...]]
 
 
-def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules_of: RulesOf) -> bytes:
-    """The JSON array of `node_json(v, rules_of(v.node))` for every verdict of a what-if,
-    in order, from `shared`.
+class RuleSets:
+    """The distinct lists of rules an answer's nodes were judged by, each with an id
+    (`R1`, `R2`, ... in the order the nodes are written): a node names its list by id."""
+
+    def __init__(self, rules_of: RulesOf) -> None:
+        self._rules_of = rules_of
+        self._ids: dict[tuple[str, ...], str] = {}
+        self._encoded: dict[tuple[str, ...], bytes] = {}
+
+    def id_of(self, node: str) -> str:
+        rules = self._rules_of(node)
+        found = self._ids.get(rules)
+        if found is None:
+            found = self._ids[rules] = f"R{len(self._ids) + 1}"
+        return found
+
+    def encoded_id(self, node: str) -> bytes:
+        """`id_of` as a JSON string (looked up by the rules' tuple: once per node)."""
+        rules = self._rules_of(node)
+        encoded = self._encoded.get(rules)
+        if encoded is None:
+            encoded = self._encoded[rules] = orjson.dumps(self.id_of(node))
+        return encoded
+
+    def as_json(self) -> dict[str, list[str]]:
+        """Every list met so far, by id: the answer's `rules`."""
+        return {found: list(rules) for rules, found in self._ids.items()}
+
+
+def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets) -> bytes:
+    """The JSON array of `node_json(v, rules.id_of(v.node))` for every verdict of a
+    what-if, in order, from `shared`.
 
     `node_json` gives the reference object. Its keys must start with node, fits, score
     and rules, which are encoded per node; the rest is encoded once per key or distinct
     value. The loop is written out: it runs once per node, 5,000 times a what-if."""
     own_tails: dict[tuple[Any, ...], bytes] = {}
     tails: dict[Any, bytes] = {}
-    rules = _RulesEncoder(rules_of)
     names, fits, scores, keys = (
         _encoded_names(shared.names),
         shared.fits,
@@ -84,7 +113,7 @@ def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules_of: RulesO
                 names[row],
                 b"true" if fits[row] else b"false",
                 b"null" if score is None else b"%d" % score,
-                rules(shared.names[row]),
+                rules.encoded_id(shared.names[row]),
                 tail,
             )
         )
@@ -103,30 +132,14 @@ def _encoded_names(names: Sequence[str]) -> list[bytes]:
     return encoded
 
 
-class _RulesEncoder:
-    """A node's rules as JSON bytes, encoded once per distinct list: nodes of one
-    configuration share their rules (the same tuple, kept with each node snapshot)."""
-
-    def __init__(self, rules_of: RulesOf) -> None:
-        self._rules_of = rules_of
-        self._encoded: dict[tuple[str, ...], bytes] = {}
-
-    def __call__(self, node: str) -> bytes:
-        rules = self._rules_of(node)
-        encoded = self._encoded.get(rules)
-        if encoded is None:
-            encoded = self._encoded[rules] = orjson.dumps(list(rules))
-        return encoded
-
-
 def _verdict_object(
     verdict: NodeVerdict,
     node_json: NodeJSON,
     tails: dict[tuple[Any, ...], bytes],
-    rules: _RulesEncoder,
+    rules: RuleSets,
 ) -> bytes:
     tail = _verdict_tail(verdict, node_json, tails)
-    return _object(verdict.node, verdict.fits, verdict.score, rules(verdict.node), tail)
+    return _object(verdict.node, verdict.fits, verdict.score, rules.encoded_id(verdict.node), tail)
 
 
 def _verdict_tail(
@@ -137,7 +150,7 @@ def _verdict_tail(
     key = _tail_key(verdict)
     tail = tails.get(key)
     if tail is None:
-        tail = tails[key] = _tail(node_json(verdict, ()))
+        tail = tails[key] = _tail(node_json(verdict, ""))
     return tail
 
 

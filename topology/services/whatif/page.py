@@ -275,6 +275,7 @@ class Ranking:
 
     def __init__(self, answer: Mapping[str, Any], snapshot: ClusterSnapshot | None = None):
         self.nodes: list[dict[str, Any]] = answer["nodes"]
+        self.rule_sets: Mapping[str, list[str]] = answer.get("rules", {})
         self.copies: Mapping[str, int] = answer["capacity"]["per_node"]
         self.index = {verdict["node"]: rank for rank, verdict in enumerate(self.nodes)}
         self.snapshots = {n.name: n for n in snapshot.nodes} if snapshot is not None else {}
@@ -341,7 +342,7 @@ class Ranking:
             scheduler_fits=bool(verdict.get("scheduler_fits", verdict["fits"])),
             admission=verdict.get("admission"),
             zones_from_cpuset=from_cpuset and bool(zones),
-            rules=tuple(verdict.get("rules", ())),
+            rules=tuple(self.rule_sets.get(verdict.get("rules", ""), ())),
         )
 
     def zones_of_cpus(self, name: str, cpus: frozenset[int]) -> tuple[int, ...]:

@@ -37,7 +37,7 @@ from topology.models import Cluster
 from topology.selectors.clusters import data_age
 from topology.selectors.dra import nodes_with_dra_devices
 from topology.services.whatif.answer_cache import remembered_answer
-from topology.services.whatif.encoding import encoded_shared
+from topology.services.whatif.encoding import RuleSets, encoded_shared
 from topology.services.whatif.question import (
     COMPARE_ALL,
     DEFAULT_POD_NAME,
@@ -70,15 +70,15 @@ def admission_json(admission: Admission | None) -> dict[str, Any] | None:
     }
 
 
-def node_json(verdict: NodeVerdict, rules: tuple[str, ...] = ()) -> dict[str, Any]:
+def node_json(verdict: NodeVerdict, rules: str = "") -> dict[str, Any]:
     """One node's verdict. `fits` is both stages: the scheduler binds (`scheduler_fits`)
     and the kubelet admits (`admission`, null where the scheduler refuses). `rules`: the
-    rules that judged the node (`WhatIfResult.rules_of`)."""
+    id, in the answer's `rules`, of the rules that judged the node (`RuleSets`)."""
     return {
         "node": verdict.node,
         "fits": verdict.fits,
         "score": verdict.score,
-        "rules": list(rules),
+        "rules": rules,
         "scheduler_fits": verdict.scheduler_fits,
         "admission": admission_json(verdict.admission),
         "reasons": [reason_text(r) for r in verdict.reasons],
@@ -193,10 +193,11 @@ def result_json(
 
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     judge = judge or Judge(result.scheduler, None, f"the {result.scheduler.value} system, as asked")
+    rule_sets = RuleSets(result.rules_of)
     nodes: Any = (
-        orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json, result.rules_of))
+        orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json, rule_sets))
         if encoded
-        else [node_json(v, result.rules_of(v.node)) for v in result.nodes]
+        else [node_json(v, rule_sets.id_of(v.node)) for v in result.nodes]
     )
     return {
         "scheduler": result.scheduler.value,
@@ -205,6 +206,7 @@ def result_json(
         "data_age_seconds": result.data_age_seconds,
         "groups": groups_json(result),
         "nodes": nodes,
+        "rules": rule_sets.as_json(),
         "placements": top_placements_json(result),
         "capacity": capacity_json(result),
     }

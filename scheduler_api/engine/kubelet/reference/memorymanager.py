@@ -187,12 +187,10 @@ def memory_aligned(pod: PodSpec) -> bool:
 # --- calculateHints and the rules of the NUMA groups ----------------------------------
 
 
-def _sums(
-    nodes: Mapping[int, NUMANodeState], bits: Sequence[int], resource: str
-) -> tuple[int, int]:
-    """(allocatable, free) of `resource` over the NUMA nodes `bits`."""
-    tables = [nodes[n].table(resource) if n in nodes else ZERO_TABLE for n in bits]
-    return sum(t.allocatable for t in tables), sum(t.free for t in tables)
+def _amounts(node: NUMANodeState, resource: str) -> tuple[int, int]:
+    """(allocatable, free) of `resource` on one NUMA node."""
+    table = node.table(resource)
+    return table.allocatable, table.free
 
 
 def _grouping_forbids(nodes: Mapping[int, NUMANodeState], bits: Sequence[int]) -> bool:
@@ -230,16 +228,24 @@ def calculate_hints(
     reusable = reusable or {}
     min_width = len(nodes)
     found: list[NUMAMask] = []
+    # each resource's (allocatable, free) per NUMA node, read once: the walk below sums
+    # them over 2^N masks
+    amounts = [
+        (amount, {numa: _amounts(node, name) for numa, node in nodes.items()}, name)
+        for name, amount in requested.items()
+    ]
     for mask in iterate_masks(nodes):
         bits = mask.bits
-        sums = {name: _sums(nodes, bits, name) for name in requested}
-        if any(sums[name][0] < amount for name, amount in requested.items()):
+        if any(sum(per[n][0] for n in bits) < amount for amount, per, _ in amounts):
             continue
         min_width = min(min_width, len(bits))
         if _grouping_forbids(nodes, bits):
             continue
         reuse = reusable.get(mask, {})
-        if any(sums[n][1] + reuse.get(n, 0) < amount for n, amount in requested.items()):
+        if any(
+            sum(per[n][1] for n in bits) + reuse.get(name, 0) < amount
+            for amount, per, name in amounts
+        ):
             continue
         found.append(mask)
     hints = [TopologyHint(m.to_frozenset(), m.count() == min_width) for m in found]
@@ -295,7 +301,10 @@ def update_machine_state(
 def _satisfies(state: MachineState, bits: Sequence[int], requested: Mapping[str, int]) -> bool:
     """isAffinitySatisfyRequest: the affinity's free memory holds every request."""
     nodes = state.as_dict()
-    return all(_sums(nodes, bits, name)[1] >= amount for name, amount in requested.items())
+    return all(
+        sum(_amounts(nodes[n], name)[1] for n in bits if n in nodes) >= amount
+        for name, amount in requested.items()
+    )
 
 
 def _is_regular_init(pod: PodSpec, container: ContainerSpec) -> bool:
