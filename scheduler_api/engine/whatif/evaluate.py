@@ -24,7 +24,7 @@ from scheduler_api.engine.model.snapshot import (
 from scheduler_api.engine.schedulerplugins.reference.match import ScoringStrategy
 from scheduler_api.engine.whatif import crosscheck
 from scheduler_api.engine.whatif.cache import index_of
-from scheduler_api.engine.whatif.judge import Judgement, NodeVerdict, SharedVerdicts
+from scheduler_api.engine.whatif.judge import SYSTEM_BY_CODE, Judgement, NodeVerdict, SharedVerdicts
 from scheduler_api.engine.whatif.profiles import SchedulerProfile
 from scheduler_api.engine.whatif.rules import node_rules
 from scheduler_api.engine.whatif.systems import (
@@ -101,6 +101,7 @@ class WhatIfResult:
         self.placements = placements
         self.capacity = capacity
         self._nodes: tuple[NodeVerdict, ...] | None = None
+        self._rules: list[tuple[str, ...]] | None = None
 
     @property
     def ranking(self) -> tuple[str, ...]:
@@ -155,12 +156,26 @@ class WhatIfResult:
     def verdict(self, node: str) -> NodeVerdict:
         return self._judgement.verdict(self._judgement.row_of(node))
 
+    def row_of(self, node: str) -> int:
+        """The node's row: its position in `shared_verdicts().names` and `rules_by_row`."""
+        return self._judgement.row_of(node)
+
     def rules_of(self, node: str) -> tuple[str, ...]:
         """The rules the node's system, and the kubelet behind it, judged `node` by
         (`rules.node_rules`)."""
-        judgement = self._judgement
-        row = judgement.row_of(node)
-        return node_rules(judgement.index.nodes[row], judgement.system(row))
+        return self.rules_by_row()[self._judgement.row_of(node)]
+
+    def rules_by_row(self) -> list[tuple[str, ...]]:
+        """`rules_of` of every node, by its row (the order of `shared_verdicts().names`):
+        worked out once per answer, so a writer of thousands of nodes looks each up by row."""
+        if self._rules is None:
+            judgement = self._judgement
+            systems = [SYSTEM_BY_CODE[code] for code in judgement.systems.tolist()]
+            self._rules = [
+                node_rules(node, system)
+                for node, system in zip(judgement.index.nodes, systems, strict=True)
+            ]
+        return self._rules
 
 
 def prepare(snapshot: ClusterSnapshot) -> None:

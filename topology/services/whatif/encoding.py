@@ -49,31 +49,38 @@ def _tail_key(verdict: NodeVerdict) -> tuple[Any, ...]:
 
 
 NodeJSON = Callable[[NodeVerdict, str], Mapping[str, Any]]
-RulesOf = Callable[[str], tuple[str, ...]]
 
 
 class RuleSets:
     """The distinct lists of rules an answer's nodes were judged by, each with an id
-    (`R1`, `R2`, ... in the order the nodes are written): a node names its list by id."""
+    (`R1`, `R2`, ... in the order the nodes are written): a node names its list by id.
 
-    def __init__(self, rules_of: RulesOf) -> None:
-        self._rules_of = rules_of
+    `rules_by_row`: each node's list by its row (`WhatIfResult.rules_by_row`);
+    `row_of`: a node name's row."""
+
+    def __init__(
+        self, rules_by_row: Sequence[tuple[str, ...]], row_of: Callable[[str], int]
+    ) -> None:
+        self._rules_by_row = rules_by_row
+        self._row_of = row_of
         self._ids: dict[tuple[str, ...], str] = {}
         self._encoded: dict[tuple[str, ...], bytes] = {}
 
     def id_of(self, node: str) -> str:
-        rules = self._rules_of(node)
+        return self._id(self._rules_by_row[self._row_of(node)])
+
+    def _id(self, rules: tuple[str, ...]) -> str:
         found = self._ids.get(rules)
         if found is None:
             found = self._ids[rules] = f"R{len(self._ids) + 1}"
         return found
 
-    def encoded_id(self, node: str) -> bytes:
-        """`id_of` as a JSON string (looked up by the rules' tuple: once per node)."""
-        rules = self._rules_of(node)
+    def encoded_id(self, row: int) -> bytes:
+        """The id of the list of the node at `row`, as a JSON string."""
+        rules = self._rules_by_row[row]
         encoded = self._encoded.get(rules)
         if encoded is None:
-            encoded = self._encoded[rules] = orjson.dumps(self.id_of(node))
+            encoded = self._encoded[rules] = orjson.dumps(self._id(rules))
         return encoded
 
     def as_json(self) -> dict[str, list[str]]:
@@ -101,7 +108,9 @@ def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets)
     for row in shared.order:
         key = keys[row]
         if key is None:
-            append(_verdict_object(shared.verdict(row), node_json, own_tails, rules))
+            append(
+                _verdict_object(shared.verdict(row), node_json, own_tails, rules.encoded_id(row))
+            )
             continue
         tail = tails.get(key)
         if tail is None:  # the first row of its key: its tail may be another key's too
@@ -113,7 +122,7 @@ def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets)
                 names[row],
                 b"true" if fits[row] else b"false",
                 b"null" if score is None else b"%d" % score,
-                rules.encoded_id(shared.names[row]),
+                rules.encoded_id(row),
                 tail,
             )
         )
@@ -136,10 +145,10 @@ def _verdict_object(
     verdict: NodeVerdict,
     node_json: NodeJSON,
     tails: dict[tuple[Any, ...], bytes],
-    rules: RuleSets,
+    rules: bytes,
 ) -> bytes:
     tail = _verdict_tail(verdict, node_json, tails)
-    return _object(verdict.node, verdict.fits, verdict.score, rules.encoded_id(verdict.node), tail)
+    return _object(verdict.node, verdict.fits, verdict.score, rules, tail)
 
 
 def _verdict_tail(
