@@ -30,6 +30,7 @@ from topology.adapters.parts import (
     zones_of,
 )
 from topology.adapters.rows import decode_columns, decoded_values
+from topology.domain.dra_pools import newest_generation
 from topology.domain.pod_phases import FINISHED_PHASES
 from topology.models import (
     Cluster,
@@ -256,10 +257,18 @@ def _node_parts(
         cluster=cluster,
         node_name__in=nodes.values("name"),
         attributes__has_key=DRA_CPU_CACHE_L3_ID,
-    )
-    for node_name, attributes in devices.values_list("node_name", "attributes"):
+    ).values_list("node_name", "attributes", "driver", "pool", "resource_slice__pool_generation")
+    for node_name, attributes, *_ in newest_generation(list(devices), _pool, _generation):
         parts[ids[node_name]].cpu_devices.append(attributes)
     return parts
+
+
+def _pool(device: tuple[Any, ...]) -> tuple[str, str]:
+    return device[2], device[3]
+
+
+def _generation(device: tuple[Any, ...]) -> int:
+    return int(device[4])
 
 
 def node_snapshots(cluster: Cluster, names: Iterable[str] | None = None) -> list[NodeSnapshot]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from scheduler_api.engine import (
@@ -23,6 +24,7 @@ from topology.adapters.parts import (
     reservation_snapshot,
     zones_of,
 )
+from topology.domain.dra_pools import newest_generation
 from topology.parsers import MirroredKind, parse_object
 from topology.parsers.node import NodeRecord
 from topology.parsers.nrt import TopologyRecord
@@ -98,7 +100,8 @@ def node_snapshot_of(
     koordlet = topology.koordlet if topology else None
     resolved = koordlet.node_reservation if koordlet else None
     annotated = node.reservation
-    devices = (device.attributes for s in slices for device in s.devices)
+    counted = newest_generation(slices, _pool, attrgetter("pool_generation"))
+    devices = (device.attributes for s in counted for device in s.devices)
     return NodeSnapshot(
         name=node.name,
         flavour=Flavour(topology.flavour) if topology else None,
@@ -127,6 +130,10 @@ def node_snapshot_of(
         crane_topology_policy=topology.crane_topology_policy if topology else "",
         unschedulable=node.unschedulable,
     )
+
+
+def _pool(record: ResourceSliceRecord) -> tuple[str, str]:
+    return record.driver, record.pool
 
 
 def reservation_snapshot_of(record: ReservationRecord) -> ReservationSnapshot:

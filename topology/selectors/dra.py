@@ -2,20 +2,21 @@
 
 A device is held when an allocated ResourceClaim names it by (driver, pool, device)
 (kubernetes staging/src/k8s.io/api/resource/v1/types.go, DeviceRequestAllocationResult).
-Only the newest generation of each pool counts: types.go says "a consumer must only use
-ResourceSlices with the highest generation number and ignore all others". Shown, not
+Only the newest generation of each pool counts (`domain.dra_pools`). Shown, not
 judged: the what-if does not consider these devices yet. Two queries per node.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from django.db.models import F
 
+from topology.domain.dra_pools import newest_generation
 from topology.figures import fmt
 from topology.models import Cluster, ResourceClaimDevice, ResourceSliceDevice
 
@@ -110,7 +111,7 @@ def node_dra_devices(cluster: Cluster | int, node_name: str) -> list[DRADevice]:
             generation=_GENERATION,
         )
     )
-    rows = _newest_generation(rows)
+    rows = newest_generation(rows, _pool_of, itemgetter("generation"))
     holders = holders_of(cluster, {(r["driver"], r["pool"], r["name"]) for r in rows})
     return [
         DRADevice(
@@ -182,12 +183,8 @@ def nodes_with_dra_devices(cluster: Cluster) -> list[str]:
     )
 
 
-def _newest_generation(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    newest: dict[tuple[str, str], int] = {}
-    for row in rows:
-        pool = (row["driver"], row["pool"])
-        newest[pool] = max(newest.get(pool, row["generation"]), row["generation"])
-    return [row for row in rows if row["generation"] == newest[(row["driver"], row["pool"])]]
+def _pool_of(row: dict[str, Any]) -> tuple[str, str]:
+    return row["driver"], row["pool"]
 
 
 def _pods(namespace: str, consumers: Any) -> tuple[str, ...]:

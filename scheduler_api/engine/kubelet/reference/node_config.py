@@ -109,10 +109,6 @@ def pinned_cpus(node: NodeSnapshot) -> frozenset[int]:
     )
 
 
-PREFER_CLOSEST_OPTION = "prefer-closest-numa-nodes"
-PREFER_CLOSEST_ATTRIBUTE = "topologyManagerOptionPreferClosestNumaNodes"
-
-
 def closest_numa_distances(
     node: NodeSnapshot, topology: CPUTopology
 ) -> dict[int, dict[int, int]] | None:
