@@ -91,11 +91,18 @@ def _books_checked_after_every_assume(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.engine.conformance.invariants import check_assumed
 
     original = assume_module.assume
+    original_method = judge.Judgement._assume
 
     def checked(node: Any, *args: Any, **kwargs: Any) -> Any:
         after = original(node, *args, **kwargs)
         check_assumed(node, after)
         return after
 
+    def checked_method(self: Any, node: Any, *args: Any, **kwargs: Any) -> Any:
+        # the judgement's reservations: what koord-scheduler does not see of their owners
+        after = original_method(self, node, *args, **kwargs)
+        check_assumed(node, after, self.reservations)
+        return after
+
     monkeypatch.setattr(assume_module, "assume", checked)
-    monkeypatch.setattr(judge, "assume", checked)
+    monkeypatch.setattr(judge.Judgement, "_assume", checked_method)

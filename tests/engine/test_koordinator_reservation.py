@@ -26,10 +26,12 @@ from scheduler_api.engine.koordinator.reference.reservation import (
 )
 from scheduler_api.engine.koordinator.reference.state import KoordConfig, numa_allocate_strategy
 from scheduler_api.engine.model.snapshot import (
+    AllocationSource,
     ClusterSnapshot,
     LabelSelector,
     NodeSnapshot,
     ObjectRef,
+    PodAllocation,
     ReservationAllocatePolicy,
     ReservationOwner,
     ReservationPhase,
@@ -358,6 +360,25 @@ def test_a_reservation_ignored_pod_records_no_reservation() -> None:
     )
     result = koordinator.allocate(node, pod, reservations=(resv("a"),))
     assert ALLOCATED not in result.annotations
+
+
+def test_an_owner_beyond_its_reservation_drops_out_of_the_schedulers_books() -> None:
+    """Upstream quirk (koordinator v1.8.0 nodenumaresource/reservation.go): a reservation's
+    owners are given back in full (`used` = allocatable - remained, never capped at what
+    it reserved). An owner that took 2 cpus on NUMA node 0 from a 1-cpu reservation
+    leaves the scheduler seeing 1 cpu used there, so another pod is placed on a NUMA node
+    that is really full: the engine places it too, as koord-scheduler would."""
+    labels = {"node.koordinator.sh/numa-topology-policy": "SingleNUMANode"}
+    node = koord_node(2, 2, labels=labels, used={1: 2000})
+    owner = PodAllocation("ns", "owner", "uid-owner", AllocationSource.KOORDINATOR,
+                          numa_resources={0: {"cpu": 2000}}, reservation_uid="uid-r")  # fmt: skip
+    node = replace(node, allocations=(*node.allocations, owner))
+    other = lsr_pod("1", labels={"app": "batch"})
+    small = resv("r", 1000, 0, allocate_once=False, numa_resources={0: {"cpu": 1000}})
+    result = koordinator.allocate(node, other, reservations=(small,))
+    assert result.fits and result.numa_zones == (0,)
+    whole = resv("r", 2000, 0, allocate_once=False, numa_resources={0: {"cpu": 2000}})
+    assert not koordinator.evaluate(node, other, reservations=(whole,)).fits
 
 
 # --- place(): replicas book the reservation -----------------------------------------------------

@@ -18,6 +18,10 @@ from topology.services.whatif.encoding import RuleSets, encoded_shared
 from topology.services.whatif.service import node_json, pod_from_manifest
 
 
+def rule_sets(result: Any) -> RuleSets:
+    return RuleSets.of_rows(result.rules_by_row(), result.row_of)
+
+
 def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
     amounts = {"cpu": cpu, "memory": memory}
     labels = {"koordinator.sh/qosClass": "LSR"} if lsr else {}
@@ -43,21 +47,11 @@ def test_a_whole_answer_written_from_shared_verdicts_is_the_reference_json(
     reference = place(demo, spec, replicas, scheduler=scheduler).nodes
     result = place(demo, spec, replicas, scheduler=scheduler)
     assert_shared_verdicts_agree(result, reference)
-    rules = RuleSets(result.rules_by_row(), result.row_of)
+    rules = rule_sets(result)
     expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in reference])
-    assert (
-        encoded_shared(
-            result.shared_verdicts(), node_json, RuleSets(result.rules_by_row(), result.row_of)
-        )
-        == expected
-    )
+    assert encoded_shared(result.shared_verdicts(), node_json, rule_sets(result)) == expected
     # again, the verdicts now built
-    assert (
-        encoded_shared(
-            result.shared_verdicts(), node_json, RuleSets(result.rules_by_row(), result.row_of)
-        )
-        == expected
-    )
+    assert encoded_shared(result.shared_verdicts(), node_json, rule_sets(result)) == expected
 
 
 def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
@@ -68,14 +62,9 @@ def test_verdicts_asked_for_before_the_answer_are_written_as_they_are(
     result = place(demo, spec, 1)
     for verdict in reference[::3]:
         assert result.verdict(verdict.node) == verdict
-    rules = RuleSets(result.rules_by_row(), result.row_of)
+    rules = rule_sets(result)
     expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in reference])
-    assert (
-        encoded_shared(
-            result.shared_verdicts(), node_json, RuleSets(result.rules_by_row(), result.row_of)
-        )
-        == expected
-    )
+    assert encoded_shared(result.shared_verdicts(), node_json, rule_sets(result)) == expected
 
 
 def test_kept_names_are_let_go_past_their_bound(
@@ -86,14 +75,9 @@ def test_kept_names_are_let_go_past_their_bound(
     monkeypatch.setattr(whatif_encoding, "_NAMES", {})
     monkeypatch.setattr(whatif_encoding, "_NAME_LISTS", {})
     result = place(demo, pod_from_manifest(pod("500m", "512Mi")), 0)
-    rules = RuleSets(result.rules_by_row(), result.row_of)
+    rules = rule_sets(result)
     expected = orjson.dumps([node_json(v, rules.id_of(v.node)) for v in result.nodes])
-    assert (
-        encoded_shared(
-            result.shared_verdicts(), node_json, RuleSets(result.rules_by_row(), result.row_of)
-        )
-        == expected
-    )
+    assert encoded_shared(result.shared_verdicts(), node_json, rule_sets(result)) == expected
     assert len(whatif_encoding._NAMES) <= 3
     names = ["a", 'quote"d']
     assert whatif_encoding._encoded_names(names) == [b'"a"', b'"quote\\"d"']
@@ -117,7 +101,7 @@ def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> Non
         encoded_shared(
             shared,
             lambda v, rules: {"fits": v.fits, "node": v.node, "score": v.score, "rules": rules},
-            RuleSets([()] * len(shared.names), lambda node: 0),
+            RuleSets.of_rows([()] * len(shared.names), lambda node: 0),
         )
 
 
@@ -125,7 +109,7 @@ def test_every_node_names_the_rules_that_judged_it(demo: ClusterSnapshot) -> Non
     """Rules differ node by node within one shared verdict: each node names its own list,
     and the lists are written once."""
     result = place(demo, pod_from_manifest(pod("1", "1Gi")), 0, scheduler="auto")
-    rules = RuleSets(result.rules_by_row(), result.row_of)
+    rules = rule_sets(result)
     written = orjson.loads(encoded_shared(result.shared_verdicts(), node_json, rules))
     sets = rules.as_json()
     assert sorted(sets, key=lambda r: int(r[1:])) == [f"R{n}" for n in range(1, len(sets) + 1)]

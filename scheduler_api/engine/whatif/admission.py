@@ -26,14 +26,25 @@ from scheduler_api.engine.kubelet.reference.admission import (
     exclusive_cpu_count,
     kubelet_pinning,
 )
+from scheduler_api.engine.kubelet.reference.bitmask import MAX_BITS
 from scheduler_api.engine.kubelet.reference.cpu_topology import CPUTopology
+from scheduler_api.engine.kubelet.reference.memory_state import memory_groups
+from scheduler_api.engine.kubelet.reference.memorymanager import is_memory_resource
 from scheduler_api.engine.kubelet.reference.node_config import (
     KUBELET_MODELLED,
     KUBELET_NONE,
     kubelet_class,
+    kubelet_policy,
     memory_manager_static,
 )
-from scheduler_api.engine.model.snapshot import NodeSnapshot, PodSpec, QoSClass
+from scheduler_api.engine.model.snapshot import (
+    NodeSnapshot,
+    PodSpec,
+    QoSClass,
+    TopologyManagerPolicy,
+    TopologyManagerScope,
+)
+from scheduler_api.engine.schedulerplugins.reference.common import resolve_topology_manager
 from scheduler_api.engine.whatif.systems import Scheduler
 
 # Systems behind which the kubelet's static CPU manager picks the cpuset.
@@ -106,22 +117,41 @@ def kubelet_aligns(pod: PodSpec) -> bool:
     return pod.qos_class is QoSClass.GUARANTEED
 
 
+@dataclass(frozen=True, slots=True)
+class KnownKubelet:
+    """What `admission_without_pinning` reads of a node and a pod, when the caller keeps
+    it worked out already (a what-if's index holds it per node, its pod once)."""
+
+    kubelet_class: int
+    memory_static: bool
+    exclusive: bool
+
+
 def admission_without_pinning(
-    node: NodeSnapshot, pod: PodSpec, system: Scheduler, aligned: bool
+    node: NodeSnapshot,
+    pod: PodSpec,
+    system: Scheduler,
+    aligned: bool,
+    known: KnownKubelet | None = None,
 ) -> Admission | None:
     """The admission of a bound pod decided without running the kubelet's managers
     (`aligned`: `kubelet_aligns(pod)`); None when `kubelet_admission` must run them:
-    a Guaranteed pod on a node whose admission `kubelet_pinning` reproduces."""
+    a Guaranteed pod on a node whose admission `kubelet_pinning` reproduces. `known`:
+    the node's `kubelet_class` and `memory_manager_static` and the pod's
+    `asks_exclusive_cpus`, when the caller has them (else worked out here)."""
     if system not in KUBELET_PINS:
         return AGENT_PINS[system]
     if not aligned:
         return NO_EXCLUSIVE_CPUS
-    known, exclusive = kubelet_class(node), asks_exclusive_cpus(pod)
-    if known == KUBELET_MODELLED and (exclusive or memory_manager_static(node)):
+    if known is None:
+        known = KnownKubelet(kubelet_class(node), memory_manager_static(node),
+                             asks_exclusive_cpus(pod))  # fmt: skip
+    exclusive = known.exclusive
+    if known.kubelet_class == KUBELET_MODELLED and (exclusive or known.memory_static):
         return None
     if not exclusive:
         return GUARANTEED_NO_EXCLUSIVE_CPUS
-    return CPU_MANAGER_NONE if known == KUBELET_NONE else NO_CPU_LAYOUT
+    return CPU_MANAGER_NONE if known.kubelet_class == KUBELET_NONE else NO_CPU_LAYOUT
 
 
 def pinned_admission(
@@ -155,3 +185,63 @@ def _admitted_by(pinning: KubeletPinning) -> str:
     if pinning.memory_numa is not None:
         return f"admitted by the kubelet's Static Memory Manager{memory}"
     return NO_EXCLUSIVE_CPUS.reason
+
+
+def admits_what_scheduler_plugins_binds(
+    node: NodeSnapshot, pod: PodSpec, system: Scheduler
+) -> bool:
+    """Mirrors: whatif.judge.Judgement.fill_copy_by_copy's kubelet stage (the reference's
+    `kubelet_pinning` on every copy), by showing up front that it admits each copy
+    scheduler-plugins binds, so the node takes as many copies as the scheduler alone.
+
+    Where it holds: a Guaranteed pod with no whole CPU (the static CPU manager gives no
+    hints: only the Static Memory Manager's count) and no init container, one container
+    or the pod scope, on a node whose kubelet and NRT both say single-numa-node with the
+    same scope. There scheduler-plugins binds a copy only when one NUMA zone holds all it
+    asks, memory and hugepages included (`available`). The Memory Manager reads the same
+    zones (`memory_state.machine_state`: free = available, within 0..allocatable), and
+    with no multi-NUMA group on the node every single-NUMA mask passes its group rule, so
+    that zone gives a preferred one-NUMA hint (its allocatable holds the request too):
+    the Topology Manager admits, and Allocate finds the memory it counted. A copy neither
+    starts a multi-NUMA group (each lands on one NUMA node) nor moves a zone outside
+    those bounds (the scheduler debits only what a zone holds). The first copy's own
+    admission still runs (`Judgement._admit_all`): a kubelet that refuses it refuses all.
+    Anything else (whole CPUs, other policies, groups, a memory resource some NUMA zone
+    does not list): False, and the copies are filled one by one.
+    """
+    if system is not Scheduler.SCHEDULER_PLUGINS or asks_exclusive_cpus(pod):
+        return False
+    if not kubelet_aligns(pod) or pod.init_containers or not memory_manager_static(node):
+        return False
+    published = resolve_topology_manager(node.topology_policies, node.nrt_attributes)
+    policy, scope = kubelet_policy(node)
+    single = TopologyManagerPolicy.SINGLE_NUMA_NODE
+    if (published.policy, published.scope) != (policy, scope) or policy is not single:
+        return False
+    if len(pod.containers) != 1 and scope is not TopologyManagerScope.POD:
+        return False
+    return _zones_read_alike(node, pod) and not memory_groups(node)[0]
+
+
+def _zones_read_alike(node: NodeSnapshot, pod: PodSpec) -> bool:
+    """Every NUMA zone is one the Memory Manager reads (a distinct id under 64, of type
+    Node) and lists each memory resource the pod asks, with 0 <= available <=
+    allocatable: the amounts scheduler-plugins compares are the Memory Manager's."""
+    asked = {
+        name
+        for container in pod.containers
+        for name, amount in container.requests.items()
+        if amount and is_memory_resource(name)
+    }
+    seen: set[int] = set()
+    for zone in node.zones:
+        if zone.numa_id < 0:
+            continue
+        if zone.zone_type != "Node" or zone.numa_id in seen or zone.numa_id >= MAX_BITS:
+            return False
+        seen.add(zone.numa_id)
+        for name in asked:
+            amounts = zone.resources.get(name)
+            if amounts is None or not 0 <= amounts.available <= amounts.allocatable:
+                return False
+    return bool(seen)

@@ -18,6 +18,7 @@ from scheduler_api.engine.koordinator.cache import kept_books
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
 from scheduler_api.engine.model.snapshot import (
     ClusterSnapshot,
+    NodeSnapshot,
     PodSpec,
     ReservationSnapshot,
 )
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 DEFAULT_DETAILED = 3
+RULES_BY_ROW = "rules_by_row"  # the index memo's key of `_rules_by_row`
 CAPACITY_LIMIT_PER_NODE = 10_000
 
 
@@ -101,7 +103,7 @@ class WhatIfResult:
         self.placements = placements
         self.capacity = capacity
         self._nodes: tuple[NodeVerdict, ...] | None = None
-        self._rules: list[tuple[str, ...]] | None = None
+        self._rules: _KeptRules | None = None
 
     @property
     def ranking(self) -> tuple[str, ...]:
@@ -167,15 +169,51 @@ class WhatIfResult:
 
     def rules_by_row(self) -> list[tuple[str, ...]]:
         """`rules_of` of every node, by its row (the order of `shared_verdicts().names`):
-        worked out once per answer, so a writer of thousands of nodes looks each up by row."""
+        worked out once per snapshot and systems, so a writer of thousands of nodes looks
+        each up by row."""
+        return self._kept_rules().rules
+
+    def rule_codes(self) -> tuple[list[int], list[tuple[str, ...]]]:
+        """(each row's list of rules as a number, 0, 1, ... in order of first row; the
+        lists by number): `rules_by_row` for a writer that names each list once."""
+        kept = self._kept_rules()
+        return kept.codes, kept.distinct
+
+    def _kept_rules(self) -> _KeptRules:
         if self._rules is None:
-            judgement = self._judgement
-            systems = [SYSTEM_BY_CODE[code] for code in judgement.systems.tolist()]
-            self._rules = [
-                node_rules(node, system)
-                for node, system in zip(judgement.index.nodes, systems, strict=True)
-            ]
+            self._rules = _rules_by_row(self._judgement)
         return self._rules
+
+
+@dataclass(frozen=True, slots=True)
+class _KeptRules:
+    """`rules_by_row` of an index's nodes under one set of systems, kept in its memo,
+    with each row's list numbered (`rule_codes`)."""
+
+    systems: bytes
+    nodes: list[NodeSnapshot]
+    rules: list[tuple[str, ...]]
+    codes: list[int]
+    distinct: list[tuple[str, ...]]
+
+
+def _rules_by_row(judgement: Judgement) -> _KeptRules:
+    """`node_rules` of every row, kept on the index for the next what-if over the same
+    nodes judged by the same systems (the nodes are compared by identity first)."""
+    index, systems = judgement.index, judgement.systems.tobytes()
+    kept = index.memo.get(RULES_BY_ROW)
+    if isinstance(kept, _KeptRules) and kept.systems == systems and kept.nodes == index.nodes:
+        return kept
+    codes = judgement.systems.tolist()
+    rules = [
+        node_rules(node, SYSTEM_BY_CODE[code])
+        for node, code in zip(index.nodes, codes, strict=True)
+    ]
+    numbers: dict[tuple[str, ...], int] = {}
+    numbered = [numbers.setdefault(found, len(numbers)) for found in rules]
+    kept = _KeptRules(systems, list(index.nodes), rules, numbered, list(numbers))
+    index.memo[RULES_BY_ROW] = kept
+    return kept
 
 
 def prepare(snapshot: ClusterSnapshot) -> None:

@@ -41,7 +41,9 @@ from scheduler_api.engine.whatif.admission import (
     KUBELET_PINS,
     REJECTED_NOTE,
     Admission,
+    KnownKubelet,
     admission_without_pinning,
+    admits_what_scheduler_plugins_binds,
     asks_exclusive_cpus,
     kubelet_aligns,
 )
@@ -197,6 +199,8 @@ class Judgement:
         # Static Memory Manager runs): the rows they may refuse need the second stage
         self.exclusive = kubelet_aligns(self.pod)
         self._modelled: Bools | None = None
+        self._copy_by_copy: Bools | None = None
+        self._exclusive_cpus: bool | None = None
         if not self.exclusive:
             return
         rows = np.flatnonzero(self.fits & self._kubelet_modelled())
@@ -220,6 +224,18 @@ class Judgement:
             self._modelled = modelled
         return self._modelled
 
+    def _filled_copy_by_copy(self) -> Bools:
+        """Rows whose copies the kubelet's admission of each copy must fill one by one:
+        the kubelet-modelled ones, but where it admits every copy the scheduler binds
+        (`admits_what_scheduler_plugins_binds`), which the scheduler's count then fills."""
+        if self._copy_by_copy is None:
+            rows = self._kubelet_modelled().copy()
+            for row in np.flatnonzero(rows).tolist():
+                node, system = self.index.nodes[row], self.system(row)
+                rows[row] = not admits_what_scheduler_plugins_binds(node, self.pod, system)
+            self._copy_by_copy = rows
+        return self._copy_by_copy
+
     def _admit_row(self, row: int, admission: Admission | None = None) -> None:
         """The kubelet's admission on a row its scheduler binds; a refusal unfits it."""
         if admission is None:
@@ -240,8 +256,18 @@ class Judgement:
         if found is not None:
             return found
         node, system = self.index.nodes[row], self.system(row)
-        decided = admission_without_pinning(node, self.pod, system, self.exclusive)
+        known = KnownKubelet(
+            int(self.index.kubelet_class[row]), bool(self.index.memory_static[row]),
+            self._asks_exclusive_cpus(),
+        )  # fmt: skip
+        decided = admission_without_pinning(node, self.pod, system, self.exclusive, known)
         return decided if decided is not None else kubelet_admission(node, self.pod)
+
+    def _asks_exclusive_cpus(self) -> bool:
+        """`asks_exclusive_cpus(self.pod)`, worked out once (every row's admission asks)."""
+        if self._exclusive_cpus is None:
+            self._exclusive_cpus = asks_exclusive_cpus(self.pod)
+        return self._exclusive_cpus
 
     def request_of(self, system: Scheduler) -> dict[str, int]:
         """What `system`'s NodeResourcesFit counts for the pod: `self.request`, unless
@@ -639,7 +665,7 @@ class Judgement:
         rows = np.flatnonzero(self.fits)
         counts = self._column_counts(limit)
         if self.exclusive:  # the kubelet's admission of each copy: filled copy by copy
-            counts = np.where(self._kubelet_modelled(), UNDECIDED, counts)
+            counts = np.where(self._filled_copy_by_copy(), UNDECIDED, counts)
         counts = counts[rows]
         undecided = np.flatnonzero(counts == UNDECIDED).tolist()
         rows_list, counts_list = rows.tolist(), counts.tolist()
@@ -688,7 +714,7 @@ class Judgement:
         """
         node = self.index.nodes[row]
         counted = None
-        if not (self.exclusive and self._kubelet_modelled()[row]):
+        if not (self.exclusive and self._filled_copy_by_copy()[row]):
             counted = self.count_copies(node, self.system(row), limit, judged=self.exact.get(row))
         if counted is None:
             counted = self.fill_copy_by_copy(row, limit, fast=True)

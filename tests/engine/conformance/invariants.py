@@ -3,7 +3,8 @@ engine makes while the test suite runs (`tests/conftest.py` wraps `assume`).
 
 What the assume added must keep the books sound, whatever the node held before:
 - no NUMA zone is over-committed by Koordinator's books: a zone's Koordinator allocations
-  stay within its allocatable amount (when they were within it before). Crane's
+  stay within its allocatable amount (when they were within it before), plus what
+  koord-scheduler itself does not see of reservation owners (`owners_beyond_reservations`). Crane's
   topology-result is left out: it records whole cores for a pod that asked for fewer
   CPUs (`crane.reference.plugin.whole_cores`), as crane-scheduler writes it;
 - a cpuset it holds exclusively shares no CPU with another exclusive holder's in the same
@@ -15,9 +16,13 @@ What the assume added must keep the books sound, whatever the node held before:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from scheduler_api.engine import snapshot as model
+from scheduler_api.engine.koordinator.reference.reservation import (
+    assigned_pod_uids,
+    is_matchable,
+)
 
 KUBELET = model.AllocationSource.KUBELET
 
@@ -35,25 +40,65 @@ def _exclusive(allocation: model.PodAllocation) -> bool:
     return bool(allocation.cpuset) and (allocation.exclusive or allocation.source is KUBELET)
 
 
-def check_assumed(before: model.NodeSnapshot, after: model.NodeSnapshot) -> None:
+def owners_beyond_reservations(
+    node: model.NodeSnapshot,
+    reservations: Iterable[model.ReservationSnapshot],
+    taken_from: str = "",
+) -> dict[tuple[int, str], int]:
+    """What koord-scheduler does not see of the node's zones, per (zone, resource): what
+    each matchable reservation's owners hold there beyond what it reserved there.
+
+    koordinator v1.8.0 nodenumaresource/reservation.go gives back a reservation's
+    owners in full: mergeReservationAllocations counts an unmatched one's `used` as
+    allocatable - remained (= its owners' amounts, never capped at what it reserved),
+    and tryAllocateFromReservation / tryAllocateIgnoreReservation add a matched one's
+    owners (mergedMatchedAllocated) likewise. An owner that took more on a zone than its
+    reservation reserved there (an Aligned reservation lets it take the rest from the
+    node) so drops out of the scheduler's books by that excess, and a later pod may be
+    placed on it: upstream over-commits the zone by exactly that much. The reservation
+    a placed copy took from (`taken_from`) is left out: its owners count in full then.
+    """
+    excess: dict[tuple[int, str], int] = {}
+    for r in reservations:
+        if r.uid == taken_from or not is_matchable(node, r):
+            continue
+        owners = assigned_pod_uids(node, r)
+        held: dict[tuple[int, str], int] = {}
+        for a in node.allocations:
+            if a.uid in owners and a.source is model.AllocationSource.KOORDINATOR:
+                for numa, amounts in a.numa_resources.items():
+                    for resource, amount in amounts.items():
+                        held[numa, resource] = held.get((numa, resource), 0) + amount
+        for (numa, resource), amount in held.items():
+            reserved = r.numa_resources.get(numa, {}).get(resource, 0)
+            if amount > reserved:
+                excess[numa, resource] = excess.get((numa, resource), 0) + amount - reserved
+    return excess
+
+
+def check_assumed(
+    before: model.NodeSnapshot,
+    after: model.NodeSnapshot,
+    reservations: Sequence[model.ReservationSnapshot] = (),
+) -> None:
     added = after.allocations[len(before.allocations) :]
     if after.allocations[: len(before.allocations)] != before.allocations:
         raise BrokenBooks(f"{after.name}: an assume changed what the node already held")
-    # A copy placed from a reservation may over-commit a zone as koord-scheduler would:
-    # tryAllocateFromReusable (koordinator v1.8.0 nodenumaresource/reservation.go) gives
-    # back every matched reservation's owners' NUMA amounts, including resources the
-    # reservation itself never reserved, and takes back only the nominated one's remains.
-    from_reservation = any(a.reservation_uid for a in added)
+    taken_from = next((a.reservation_uid for a in added if a.reservation_uid), "")
+    unseen = owners_beyond_reservations(before, reservations, taken_from)
     for zone in after.zones:
-        if zone.numa_id < 0 or from_reservation:
+        if zone.numa_id < 0:
             continue
         for resource, amounts in zone.resources.items():
+            limit = amounts.allocatable + unseen.get((zone.numa_id, resource), 0)
             was = _held(before.allocations, zone.numa_id, resource)
             now = _held(after.allocations, zone.numa_id, resource)
-            if was <= amounts.allocatable < now:
+            if was <= limit < now:
+                unseen_here = limit - amounts.allocatable
+                aside = f", {unseen_here} of it unseen by upstream" if unseen_here else ""
                 raise BrokenBooks(
                     f"{after.name}: zone {zone.numa_id} over-committed on {resource} "
-                    f"({now} held of {amounts.allocatable})"
+                    f"({now} held of {amounts.allocatable}{aside})"
                 )
     numa_of = {cpu: numa for cpu, _core, _socket, numa in after.cpus}
     for allocation in added:

@@ -517,3 +517,97 @@ def kubelet_static_nodes(draw: st.DrawFn) -> NodeSnapshot:
         tm_policy=draw(st.sampled_from(list(TopologyManagerPolicy))),
         tm_scope=draw(st.sampled_from(list(TopologyManagerScope))),
     )
+
+
+# --- nodes whose kubelet runs the Static Memory Manager -------------------------------
+
+HUGEPAGES_1G = "hugepages-1Gi"
+
+
+@st.composite
+def memory_zones(
+    draw: st.DrawFn, numas: list[int], hugepages: bool, plain: bool
+) -> tuple[Zone, ...]:
+    """NUMA zones with cpu, memory (some with reserved memory) and, on some nodes, 1Gi
+    hugepages; unless `plain`, a few with `available` out of 0..allocatable or with no
+    hugepages listed."""
+    result = []
+    for numa in numas:
+        cpu = draw(st.integers(2, 8)) * 1000
+        allocatable = draw(st.integers(1, 8)) * GI
+        reserved = draw(st.sampled_from([0, GI // 2, GI]))
+        available = draw(st.integers(0, allocatable // (GI // 4))) * (GI // 4)
+        if not plain and draw(st.integers(0, 3)) == 0:
+            available = allocatable + GI  # out of bounds: the fast path declines
+        resources = {
+            "cpu": ResourceAmounts(cpu, cpu, draw(st.integers(0, cpu // 500)) * 500),
+            "memory": ResourceAmounts(allocatable + reserved, allocatable, available),
+        }
+        if hugepages and (plain or draw(st.integers(0, 3))):
+            pages = draw(st.integers(0, 4)) * GI
+            resources[HUGEPAGES_1G] = ResourceAmounts(4 * GI, 4 * GI, pages)
+        result.append(Zone(numa, f"node-{numa}", resources))
+    return tuple(result)
+
+
+@st.composite
+def memory_manager_nodes(draw: st.DrawFn) -> NodeSnapshot:
+    """An upstream-NRT node whose kubelet runs the Static Memory Manager: 1-4 NUMA zones,
+    the kubelet's Topology Manager policy and scope as the NRT publishes them (mostly
+    single-numa-node) or, on some nodes, as the kubelet reports them otherwise; pods
+    holding memory on one NUMA node or, on some nodes, across two (a multi-NUMA group)."""
+    numas = list(range(draw(st.integers(1, 4))))
+    plain = draw(st.integers(0, 2)) > 0  # mostly a node where the fast path may count
+    zones = draw(memory_zones(numas, draw(st.booleans()), plain))
+    single = TopologyManagerPolicy.SINGLE_NUMA_NODE
+    policy = single if plain else draw(st.sampled_from(list(TopologyManagerPolicy)))
+    scope = draw(st.sampled_from(list(TopologyManagerScope)))
+    attributes = {"topologyManagerPolicy": policy.value, "topologyManagerScope": scope.value,
+                  "memoryManagerPolicy": "Static"}  # fmt: skip
+    held = []
+    for index in range(draw(st.integers(0, 2))):
+        span = draw(st.sets(st.sampled_from(numas), min_size=1, max_size=1 if plain else 2))
+        numa_resources = {numa: {"cpu": 1000, "memory": GI // 2} for numa in span}
+        held.append(PodAllocation(
+            "ns", f"held-{index}", f"uid-held-{index}", AllocationSource.KUBELET,
+            numa_resources=numa_resources,
+        ))  # fmt: skip
+    rows = [(cpu, cpu, 0, numa) for numa in numas for cpu in range(numa * 4, numa * 4 + 4)]
+    allocatable: dict[str, int] = {"pods": draw(st.integers(1, 30))}
+    for zone in zones:
+        for name, amounts in zone.resources.items():
+            allocatable[name] = allocatable.get(name, 0) + amounts.allocatable
+    return NodeSnapshot(
+        name="mm1",
+        flavour=Flavour.UPSTREAM_V1ALPHA2,
+        allocatable=allocatable,
+        requested={"cpu": 0, "pods": 0},
+        nrt_attributes=attributes,
+        zones=zones,
+        cpus=tuple(rows) if draw(st.booleans()) else (),
+        cpu_manager_policy=draw(st.sampled_from(["static", "none", ""])),
+        tm_policy=None if plain else draw(st.sampled_from([None, *TopologyManagerPolicy])),
+        tm_scope=None if plain else draw(st.sampled_from([None, *TopologyManagerScope])),
+        allocations=tuple(held),
+    )
+
+
+@st.composite
+def memory_pods(draw: st.DrawFn) -> PodSpec:
+    """Mostly Guaranteed pods of fractional or whole CPUs asking memory and, some, 1Gi
+    hugepages; one or two containers, a few with an init container."""
+    guaranteed = draw(st.integers(0, 5)) > 0
+    cpus = [250, 500, 1500] if draw(st.integers(0, 2)) else [250, 500, 1000, 2000]
+
+    def container(name: str) -> ContainerSpec:
+        requests = {
+            "cpu": draw(st.sampled_from(cpus)),
+            "memory": draw(st.integers(1, 12)) * (GI // 4),
+        }
+        if draw(st.integers(0, 3)) == 0:
+            requests[HUGEPAGES_1G] = draw(st.integers(1, 2)) * GI
+        return ContainerSpec(name, requests, dict(requests) if guaranteed else {})
+
+    containers = tuple(container(f"c{i}") for i in range(draw(st.sampled_from([1, 1, 1, 2]))))
+    init = (container("init"),) if draw(st.integers(0, 7)) == 0 else ()
+    return PodSpec("ns", "p", containers=containers, init_containers=init)

@@ -53,39 +53,48 @@ NodeJSON = Callable[[NodeVerdict, str], Mapping[str, Any]]
 
 class RuleSets:
     """The distinct lists of rules an answer's nodes were judged by, each with an id
-    (`R1`, `R2`, ... in the order the nodes are written): a node names its list by id.
+    (`R1`, `R2`, ... numbered by the first row that has the list, so the same snapshot
+    gives the same ids whatever the question): a node names its list by id.
 
-    `rules_by_row`: each node's list by its row (`WhatIfResult.rules_by_row`);
-    `row_of`: a node name's row."""
+    `codes`: each row's list as a number (0, 1, ... in order of first row); `distinct`:
+    the lists by number; `row_of`: a node name's row. `of_rows` builds them from each
+    row's list; `WhatIfResult.rule_codes` keeps them worked out for its snapshot."""
 
     def __init__(
-        self, rules_by_row: Sequence[tuple[str, ...]], row_of: Callable[[str], int]
+        self,
+        codes: Sequence[int],
+        distinct: Sequence[tuple[str, ...]],
+        row_of: Callable[[str], int],
     ) -> None:
-        self._rules_by_row = rules_by_row
+        self._codes = codes
+        self._distinct = distinct
         self._row_of = row_of
-        self._ids: dict[tuple[str, ...], str] = {}
-        self._encoded: dict[tuple[str, ...], bytes] = {}
+        self._encoded = [orjson.dumps(f"R{code + 1}") for code in range(len(distinct))]
+
+    @classmethod
+    def of_rows(
+        cls, rules_by_row: Sequence[tuple[str, ...]], row_of: Callable[[str], int]
+    ) -> RuleSets:
+        """From each row's list of rules (equal lists share a number)."""
+        numbers: dict[tuple[str, ...], int] = {}
+        codes = [numbers.setdefault(rules, len(numbers)) for rules in rules_by_row]
+        return cls(codes, list(numbers), row_of)
 
     def id_of(self, node: str) -> str:
-        return self._id(self._rules_by_row[self._row_of(node)])
-
-    def _id(self, rules: tuple[str, ...]) -> str:
-        found = self._ids.get(rules)
-        if found is None:
-            found = self._ids[rules] = f"R{len(self._ids) + 1}"
-        return found
+        return f"R{self._codes[self._row_of(node)] + 1}"
 
     def encoded_id(self, row: int) -> bytes:
         """The id of the list of the node at `row`, as a JSON string."""
-        rules = self._rules_by_row[row]
-        encoded = self._encoded.get(rules)
-        if encoded is None:
-            encoded = self._encoded[rules] = orjson.dumps(self._id(rules))
-        return encoded
+        return self._encoded[self._codes[row]]
+
+    def encoded_ids(self) -> list[bytes]:
+        """`encoded_id` of every row, by row."""
+        encoded = self._encoded
+        return [encoded[code] for code in self._codes]
 
     def as_json(self) -> dict[str, list[str]]:
-        """Every list met so far, by id: the answer's `rules`."""
-        return {found: list(rules) for rules, found in self._ids.items()}
+        """Every list, by id: the answer's `rules`."""
+        return {f"R{code + 1}": list(rules) for code, rules in enumerate(self._distinct)}
 
 
 def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets) -> bytes:
@@ -105,12 +114,11 @@ def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets)
     )
     parts = []
     append = parts.append
+    rule_ids = rules.encoded_ids()
     for row in shared.order:
         key = keys[row]
         if key is None:
-            append(
-                _verdict_object(shared.verdict(row), node_json, own_tails, rules.encoded_id(row))
-            )
+            append(_verdict_object(shared.verdict(row), node_json, own_tails, rule_ids[row]))
             continue
         tail = tails.get(key)
         if tail is None:  # the first row of its key: its tail may be another key's too
@@ -122,7 +130,7 @@ def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets)
                 names[row],
                 b"true" if fits[row] else b"false",
                 b"null" if score is None else b"%d" % score,
-                rules.encoded_id(row),
+                rule_ids[row],
                 tail,
             )
         )

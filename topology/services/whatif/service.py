@@ -193,7 +193,7 @@ def result_json(
 
     `encoded`: `nodes` comes as one `orjson.Fragment` (the same JSON, built faster)."""
     judge = judge or Judge(result.scheduler, None, f"the {result.scheduler.value} system, as asked")
-    rule_sets = RuleSets(result.rules_by_row(), result.row_of)
+    rule_sets = RuleSets(*result.rule_codes(), result.row_of)
     nodes: Any = (
         orjson.Fragment(encoded_shared(result.shared_verdicts(), node_json, rule_sets))
         if encoded
