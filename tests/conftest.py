@@ -35,6 +35,7 @@ ROLE_MIGRATIONS = (
     ("0003_policy_roles", "grant"),
     ("0004_scheduler_configuration_roles", "grant"),
     ("0005_diagnosis_roles", "grant"),
+    ("0006_agreement_roles", "grant"),
 )
 
 

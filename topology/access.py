@@ -28,6 +28,7 @@ class Action(StrEnum):
     READ_SYNC = "read sync health"
     RUN_WHATIF = "run what-ifs"
     READ_DIAGNOSES = "read pod diagnoses and findings"
+    READ_AGREEMENT = "read the agreement audit"
 
 
 PERMISSIONS: dict[Action, tuple[str, ...]] = {
@@ -42,6 +43,11 @@ PERMISSIONS: dict[Action, tuple[str, ...]] = {
         "topology.view_cluster",
         "topology.view_poddiagnosis",
         "topology.view_finding",
+    ),
+    Action.READ_AGREEMENT: (
+        "topology.view_cluster",
+        "topology.view_podagreement",
+        "topology.view_agreementsample",
     ),
 }
 

@@ -23,7 +23,14 @@ from topology.choices import (
     TopologyManagerPolicy,
     TopologyManagerScope,
 )
-from topology.models import Finding, Node, PodDiagnosis, Reservation
+from topology.models import (
+    AgreementVerdict,
+    Finding,
+    Node,
+    PodAgreement,
+    PodDiagnosis,
+    Reservation,
+)
 from topology.parsers.names import DNS_SUBDOMAIN
 
 NODE_ORDERING = (
@@ -258,4 +265,14 @@ class FindingFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Finding
+        fields: list[str] = []
+
+
+class AgreementFilterSet(django_filters.FilterSet):
+    verdict = django_filters.ChoiceFilter(choices=AgreementVerdict.choices)
+    system = django_filters.CharFilter(help_text="koordinator, crane, scheduler-plugins, default")
+    node = django_filters.CharFilter(field_name="node_name", help_text="node name")
+
+    class Meta:
+        model = PodAgreement
         fields: list[str] = []

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from topology.views import home, nodes, overview, problems, qos, reservations, sync, whatif
+from topology.views import (
+    agreement,
+    home,
+    nodes,
+    overview,
+    problems,
+    qos,
+    reservations,
+    sync,
+    whatif,
+)
 
 app_name = "topology"
 urlpatterns = [
@@ -21,6 +31,12 @@ urlpatterns = [
     ),
     path("c/<slug:cluster>/qos/", qos.qos, name="qos"),
     path("c/<slug:cluster>/problems/", problems.problems, name="problems"),
+    path("c/<slug:cluster>/agreement/", agreement.agreement, name="agreement"),
+    path(
+        "c/<slug:cluster>/agreement/<str:namespace>/<str:name>/",
+        agreement.agreement_pod,
+        name="agreement-pod",
+    ),
     path(
         "c/<slug:cluster>/pods/<str:namespace>/<str:name>/diagnosis/",
         problems.pod_diagnosis_page,

@@ -13,6 +13,7 @@ from topology.choices import (
 )
 from topology.filtersets import (
     RESERVATION_ORDERING,
+    AgreementFilterSet,
     DiagnosisFilterSet,
     FindingFilterSet,
     NodeFilterSet,
@@ -20,6 +21,7 @@ from topology.filtersets import (
 from topology.models import NodeCPUReservation, NodePolicy, Pod, Reservation
 
 __all__ = [
+    "AgreementFilterSet",
     "DiagnosisFilterSet",
     "FindingFilterSet",
     "NodeFilterSet",

@@ -36,6 +36,8 @@ NEEDS = {
     ("GET", "/api/v1/clusters/{cluster}/pods/{namespace}/{name}/diagnosis"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/diagnoses"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/findings"): "viewer",
+    ("GET", "/api/v1/clusters/{cluster}/agreement"): "viewer",
+    ("GET", "/api/v1/clusters/{cluster}/agreement/pods"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies/{node}"): "viewer",
     ("PUT", "/api/v1/clusters/{cluster}/policies/{node}"): "operator",

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from tests.factories import (
     ClusterFactory,
@@ -16,7 +17,7 @@ from tests.factories import (
     ReservationFactory,
     koordinator_node,
 )
-from topology.models import Cluster, Node
+from topology.models import Cluster, Node, PodAgreement
 from topology.selectors import overview as overview_selectors
 
 from .factories import upstream_node
@@ -40,6 +41,14 @@ def cluster() -> Cluster:
     PodAllocationFactory(pod=pod, cpuset="1,9")
     ReservationFactory(node=node, name="resv-web", cpuset="3,11")
     PodFactory(cluster=cluster, name="waiting", phase="Pending")  # not bound: diagnosed
+    placed = {"numa_zones": [0], "cpuset": [1, 9]}
+    body = {"namespace": pod.namespace, "name": "web-0", "node": "koord-1",
+            "system": "koordinator", "verdict": "agree", "differs": [], "real": placed,
+            "engine": {"feasible": True, **placed}, "why": ""}  # fmt: skip
+    PodAgreement.objects.create(
+        cluster=cluster, namespace=pod.namespace, name="web-0", node_name="koord-1",
+        system="koordinator", verdict="agree", body=body, computed_at=timezone.now(),
+    )  # fmt: skip
     return cluster
 
 

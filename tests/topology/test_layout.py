@@ -34,4 +34,5 @@ def test_services_are_grouped_by_feature() -> None:
         "policies",
         "sync",
         "diagnosis",
+        "audit",
     }

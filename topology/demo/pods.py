@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from scheduler_api.engine import ContainerSpec, PodSpec, QoSClass, pod_request
+from scheduler_api.engine import ContainerSpec, PodSpec, QoSClass, pod_request, snapshot
 
 from .meta import DemoContext, timestamp
 from .nodes import node_ip, pod_ip
@@ -162,7 +162,7 @@ def render_pod(
         namespace=draft.namespace,
         uid=draft.uid,
         labels=draft.labels,
-        annotations=draft.annotations,
+        annotations=_noted(draft),
         owner_references=[owner],
     )
     spec = _spec(draft, plan)
@@ -173,6 +173,24 @@ def render_pod(
         "spec": spec,
         "status": _status(ctx, draft, spec, plan, ordinal, started),
     }
+
+
+PLACED_BY_THE_DEMO = (
+    "placed by the demo generator, which packs each node's pods by its own rules (node by "
+    "node, in an order of its own), not as {scheduler} would place them one after another"
+)
+
+
+def _noted(draft: PodDraft) -> dict[str, str]:
+    """The pod's annotations; a pod whose placement the demo publishes says who placed it
+    (`snapshot.ANN_PLACEMENT_NOTE`): the agreement audit quotes it where the engine differs."""
+    published = {snapshot.ANN_KOORD_RESOURCE_STATUS, snapshot.ANN_CRANE_RESULT} & set(
+        draft.annotations
+    )
+    if not published:
+        return draft.annotations
+    note = PLACED_BY_THE_DEMO.format(scheduler=draft.scheduler or "its scheduler")
+    return {**draft.annotations, snapshot.ANN_PLACEMENT_NOTE: note}
 
 
 def _spec(draft: PodDraft, plan: NodePlan) -> dict[str, Any]:

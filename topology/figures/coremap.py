@@ -48,6 +48,9 @@ class Cell:
     y: int
 
 
+WOULD_BE_PICKED = "would be picked (what-if)"  # the what-if's highlight
+
+
 def _cores_by_zone(cpus: Iterable[CPU]) -> dict[int, list[list[CPU]]]:
     """zone → cores in (socket, core) order → sibling threads in id order."""
     grouped: dict[int, dict[tuple[int, int], list[CPU]]] = defaultdict(lambda: defaultdict(list))
@@ -97,7 +100,10 @@ def cpu_mark(cpu: CPU) -> str:
     return cpu.state.mark
 
 
-def cpu_hover(cpu: CPU, zone_names: Mapping[int, str], highlighted: bool = False) -> str:
+def cpu_hover(
+    cpu: CPU, zone_names: Mapping[int, str], highlighted: bool = False, label: str = ""
+) -> str:
+    """The CPU's hover text; `label` names a highlighted CPU (the what-if's pick else)."""
     zone = zone_names.get(cpu.numa, f"NUMA {cpu.numa}")
     lines = [f"<b>CPU {cpu.id}</b> · core {cpu.core} · socket {cpu.socket} · zone {zone}"]
     holder = cpu.holder
@@ -111,7 +117,7 @@ def cpu_hover(cpu: CPU, zone_names: Mapping[int, str], highlighted: bool = False
             lines.append(holder.detail)
     lines += cpu.notes
     if highlighted:
-        lines.append("<b>would be picked</b> (what-if)")
+        lines.append(f"<b>{label}</b>" if label else "<b>would be picked</b> (what-if)")
     return "<br>".join(lines)
 
 
@@ -156,8 +162,10 @@ def core_map(
     state: NodeCPUState,
     zone_names: Mapping[int, str] | None = None,
     highlight: Iterable[int] = (),
+    highlight_label: str = WOULD_BE_PICKED,
 ) -> go.Figure:
-    """The core map of `state`; CPUs in `highlight` are outlined and listed in the legend."""
+    """The core map of `state`; CPUs in `highlight` are outlined and listed in the legend
+    as `highlight_label`."""
     names = dict(zone_names or {})
     picked = frozenset(highlight)
     cells, columns, blocks = layout_cells(state)
@@ -171,7 +179,8 @@ def core_map(
         key = cpu.holder if cpu.state is CPUState.EXCLUSIVE else cpu.state
         z[cell.y, cell.x] = index.get(key, 0)
         text[cell.y, cell.x] = cpu_mark(cpu)
-        hover[cell.y, cell.x] = cpu_hover(cpu, names, cpu.id in picked)
+        own = "" if highlight_label == WOULD_BE_PICKED else highlight_label
+        hover[cell.y, cell.x] = cpu_hover(cpu, names, cpu.id in picked, own)
     cpus = go.Heatmap(
         z=z,
         text=text,
@@ -206,7 +215,7 @@ def core_map(
             "ticktext": labels,
         },
     )
-    return go.Figure(data=[cpus, *_highlight_trace(marked)], layout=layout)
+    return go.Figure(data=[cpus, *_highlight_trace(marked, highlight_label)], layout=layout)
 
 
 def _zone_frames(
@@ -254,8 +263,8 @@ def _outlines(cells: Sequence[Cell]) -> list[dict[str, object]]:
     ]
 
 
-def _highlight_trace(cells: Sequence[Cell]) -> list[go.Scatter]:
-    """A legend entry (and a star in each cell's corner) for the would-be-picked CPUs."""
+def _highlight_trace(cells: Sequence[Cell], label: str = WOULD_BE_PICKED) -> list[go.Scatter]:
+    """A legend entry (and a star in each cell's corner) for the highlighted CPUs."""
     if not cells:
         return []
     return [
@@ -264,8 +273,8 @@ def _highlight_trace(cells: Sequence[Cell]) -> list[go.Scatter]:
             y=[c.y - 0.3 for c in cells],
             mode="markers",
             marker={"symbol": "star", "size": 7, "color": HIGHLIGHT_COLOUR},
-            name="would be picked (what-if)",
-            hovertext=[f"CPU {c.cpu.id} would be picked" for c in cells],
+            name=label,
+            hovertext=[f"CPU {c.cpu.id}: {label}" for c in cells],
             hoverinfo="text",
         )
     ]

@@ -5,6 +5,7 @@ read-only. Amounts are exact integers in base units (millicores, bytes, counts).
 One module per topic; every model is importable from `topology.models`.
 """
 
+from topology.models.agreement import AgreementSample, AgreementVerdict, PodAgreement
 from topology.models.desired import ApplyRecord, NodePolicy, QoSDraft, ReferencePod
 from topology.models.diagnosis import Finding, PodDiagnosis, PodEvent
 from topology.models.dra import (
@@ -36,6 +37,8 @@ from topology.models.scheduling import SchedulerConfiguration
 from topology.models.sync import ClusterConnection, SyncError, SyncLease, SyncState
 
 __all__ = [
+    "AgreementSample",
+    "AgreementVerdict",
     "ApplyRecord",
     "CPUTuple",
     "Cluster",
@@ -45,6 +48,7 @@ __all__ = [
     "NodeCPUReservation",
     "NodeFigures",
     "NodePolicy",
+    "PodAgreement",
     "NodeTopology",
     "ObservedModel",
     "Pod",

@@ -17,6 +17,7 @@ TRACKED_PREFIXES = (
     "scheduling.koordinator.sh/",
     "topology.crane.io/",
     "topology.node.k8s.io/",
+    "topolens.io/",
 )
 
 

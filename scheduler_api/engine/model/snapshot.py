@@ -160,6 +160,8 @@ LABEL_RESERVATION_IGNORED = "scheduling.koordinator.sh/reservation-ignored"
 ANN_CRANE_CPU_POLICY = "topology.crane.io/cpu-policy"
 ANN_CRANE_AWARENESS = "topology.crane.io/topology-awareness"
 ANN_CRANE_RESULT = "topology.crane.io/topology-result"
+# Topolens's own: who placed a pod, when not its scheduler (the agreement audit quotes it)
+ANN_PLACEMENT_NOTE = "topolens.io/placement-note"
 ANN_KOORD_RESOURCE_SPEC = "scheduling.koordinator.sh/resource-spec"
 ANN_KOORD_RESOURCE_STATUS = "scheduling.koordinator.sh/resource-status"
 ANN_KOORD_NUMA_SPEC = "scheduling.koordinator.sh/numa-topology-spec"

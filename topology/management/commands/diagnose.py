@@ -7,10 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import (
+    BaseCommand,
+    CommandError,
+    CommandParser,
+    OutputWrapper,
+)
 
 from topology.management.commands.whatif import profiles_file
 from topology.models import Cluster
+from topology.services.diagnosis.facts import ClusterFacts
 from topology.services.diagnosis.mirror import facts_from_mirror
 from topology.services.diagnosis.offline import facts_from_objects
 from topology.services.diagnosis.report import UnknownPod, diagnosis_report
@@ -54,19 +60,24 @@ class Command(BaseCommand):
         else:
             self.stdout.write("\n".join(table_lines(report)))
 
-    def _facts(self, options: dict[str, Any]) -> Any:
-        if options["cluster"]:
-            cluster = Cluster.objects.filter(name=options["cluster"]).first()
-            if cluster is None:
-                raise CommandError(f"no cluster named {options['cluster']!r} in the mirror")
-            return facts_from_mirror(cluster)
-        objects = [obj for path in options["objects"] for obj in load_objects(path)]
-        loaded = facts_from_objects(
-            objects, profiles=profiles_file(options["scheduler_config"]) or ()
-        )
-        for error in loaded.errors:
-            self.stderr.write(f"skipped: {error}")
-        return loaded.facts
+    def _facts(self, options: dict[str, Any]) -> ClusterFacts:
+        return facts_of_options(options, self.stderr)
+
+
+def facts_of_options(options: dict[str, Any], stderr: OutputWrapper) -> ClusterFacts:
+    """The facts `--cluster` (the mirror) or `--objects` (dumps, with
+    `--scheduler-config`) name; objects a dump could not read are said on `stderr`.
+    `manage.py audit` reads the same options."""
+    if options["cluster"]:
+        cluster = Cluster.objects.filter(name=options["cluster"]).first()
+        if cluster is None:
+            raise CommandError(f"no cluster named {options['cluster']!r} in the mirror")
+        return facts_from_mirror(cluster)
+    objects = [obj for path in options["objects"] for obj in load_objects(path)]
+    loaded = facts_from_objects(objects, profiles=profiles_file(options["scheduler_config"]) or ())
+    for error in loaded.errors:
+        stderr.write(f"skipped: {error}")
+    return loaded.facts
 
 
 def table_lines(report: dict[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ either the old set or the new one.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from topology.choices import Severity
 from topology.models import Cluster, Finding, PodDiagnosis
+from topology.services.audit.store import refresh_agreement
 from topology.services.diagnosis.facts import ClusterFacts
 from topology.services.diagnosis.findings import Finding as CheckFinding
 from topology.services.diagnosis.incremental import (
@@ -30,6 +32,8 @@ from topology.services.diagnosis.incremental import (
     kept_for,
 )
 from topology.services.sync.enqueue import enqueue_diagnosis
+
+logger = logging.getLogger(__name__)
 
 LOST_AFTER = timedelta(minutes=5)  # a request older than this is queued again
 SERIOUS = frozenset({Severity.WARNING, Severity.ERROR})  # the findings the badge counts
@@ -79,7 +83,17 @@ def refresh_diagnoses(cluster: Cluster) -> Refreshed:
             diagnosed_stale=_stale(facts),
             problem_count=len(pods) + serious,
         )
+    _audit(cluster, facts)
     return Refreshed(len(pods), len(findings), version)
+
+
+def _audit(cluster: Cluster, facts: ClusterFacts) -> None:
+    """The agreement audit on the same facts (`services.audit.store`); its failure is
+    logged and leaves the diagnoses stored."""
+    try:
+        refresh_agreement(cluster, facts)
+    except Exception:
+        logger.exception("agreement audit of cluster %s failed", cluster.name)
 
 
 # A diagnosis's data age changes at every refresh: it is kept on the cluster (its last
