@@ -174,8 +174,9 @@ class WhatIfResult:
         return self._kept_rules().rules
 
     def rule_codes(self) -> tuple[list[int], list[tuple[str, ...]]]:
-        """(each row's list of rules as a number, 0, 1, ... in order of first row; the
-        lists by number): `rules_by_row` for a writer that names each list once."""
+        """(each row's list of rules as a number; the lists by number, some perhaps no
+        longer any row's after a refresh): `rules_by_row` for a writer that names each
+        list once."""
         kept = self._kept_rules()
         return kept.codes, kept.distinct
 
@@ -196,24 +197,49 @@ class _KeptRules:
     codes: list[int]
     distinct: list[tuple[str, ...]]
 
+    def carried(self) -> _KeptRules:
+        """Kept for a refreshed index (`NRTIndex.refreshed`): its unchanged rows are the
+        same node objects, and only the others are worked out again."""
+        return self
+
 
 def _rules_by_row(judgement: Judgement) -> _KeptRules:
     """`node_rules` of every row, kept on the index for the next what-if over the same
-    nodes judged by the same systems (the nodes are compared by identity first)."""
+    nodes judged by the same systems: rows whose node is the same object keep their
+    rules, the others are worked out again (a refreshed snapshot changes a few)."""
     index, systems = judgement.index, judgement.systems.tobytes()
     kept = index.memo.get(RULES_BY_ROW)
-    if isinstance(kept, _KeptRules) and kept.systems == systems and kept.nodes == index.nodes:
+    if (
+        isinstance(kept, _KeptRules)
+        and kept.systems == systems
+        and len(kept.nodes) == len(index.nodes)
+    ):
+        found = _rules_kept_from(judgement, kept)
+    else:
+        rules = [
+            node_rules(node, SYSTEM_BY_CODE[code])
+            for node, code in zip(index.nodes, judgement.systems.tolist(), strict=True)
+        ]
+        numbers: dict[tuple[str, ...], int] = {}
+        numbered = [numbers.setdefault(rule, len(numbers)) for rule in rules]
+        found = _KeptRules(systems, list(index.nodes), rules, numbered, list(numbers))
+    index.memo[RULES_BY_ROW] = found
+    return found
+
+
+def _rules_kept_from(judgement: Judgement, kept: _KeptRules) -> _KeptRules:
+    """`kept` with the rows whose node is another object worked out again (the same
+    object when none is); a list new to the index takes the next number."""
+    nodes = judgement.index.nodes
+    stale = [row for row, node in enumerate(nodes) if node is not kept.nodes[row]]
+    if not stale:
         return kept
-    codes = judgement.systems.tolist()
-    rules = [
-        node_rules(node, SYSTEM_BY_CODE[code])
-        for node, code in zip(index.nodes, codes, strict=True)
-    ]
-    numbers: dict[tuple[str, ...], int] = {}
-    numbered = [numbers.setdefault(found, len(numbers)) for found in rules]
-    kept = _KeptRules(systems, list(index.nodes), rules, numbered, list(numbers))
-    index.memo[RULES_BY_ROW] = kept
-    return kept
+    rules, numbered = list(kept.rules), list(kept.codes)
+    numbers = {rule: code for code, rule in enumerate(kept.distinct)}
+    for row in stale:
+        rules[row] = node_rules(nodes[row], SYSTEM_BY_CODE[int(judgement.systems[row])])
+        numbered[row] = numbers.setdefault(rules[row], len(numbers))
+    return _KeptRules(kept.systems, list(nodes), rules, numbered, list(numbers))
 
 
 def prepare(snapshot: ClusterSnapshot) -> None:

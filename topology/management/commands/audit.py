@@ -4,12 +4,11 @@ dumps (no database) or a cluster's mirror (issue 32)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from topology.management.commands.diagnose import facts_of_options
+from topology.management.commands.diagnose import add_source_arguments, facts_of_options
 from topology.services.audit.replay import audit_pods
 from topology.services.audit.report import audit_report
 from topology.services.mirror.loading import LoadError
@@ -24,18 +23,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        dumps = "kubectl -o json/yaml dumps: pods, nodes, NRTs (Reservations, ...)"
-        source.add_argument("--objects", nargs="+", type=Path, metavar="FILE", help=dumps)
-        source.add_argument("--cluster", help="use this cluster's mirror instead")
-        parser.add_argument(
-            "--scheduler-config",
-            type=Path,
-            default=None,
-            metavar="FILE",
-            help="KubeSchedulerConfiguration whose profiles map schedulerNames to systems "
-            "(with --objects; a cluster uses its stored profiles)",
-        )
+        add_source_arguments(parser, "pods, nodes, NRTs (Reservations, ...)")
         parser.add_argument("--format", choices=("json", "table"), default="json")
 
     def handle(self, *args: Any, **options: Any) -> None:

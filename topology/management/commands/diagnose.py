@@ -32,19 +32,8 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        dumps = "kubectl -o json/yaml dumps: pods (with status), events, nodes, NRTs"
-        source.add_argument("--objects", nargs="+", type=Path, metavar="FILE", help=dumps)
-        source.add_argument("--cluster", help="use this cluster's mirror instead")
+        add_source_arguments(parser, "pods (with status), events, nodes, NRTs")
         parser.add_argument("--pod", default=None, metavar="NAMESPACE/NAME", help="one pod only")
-        parser.add_argument(
-            "--scheduler-config",
-            type=Path,
-            default=None,
-            metavar="FILE",
-            help="KubeSchedulerConfiguration whose profiles map schedulerNames to systems "
-            "(with --objects; a cluster uses its stored profiles)",
-        )
         parser.add_argument("--format", choices=("json", "table"), default="json")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -62,6 +51,23 @@ class Command(BaseCommand):
 
     def _facts(self, options: dict[str, Any]) -> ClusterFacts:
         return facts_of_options(options, self.stderr)
+
+
+def add_source_arguments(parser: CommandParser, dumped: str) -> None:
+    """--objects FILE... | --cluster NAME, and --scheduler-config (`facts_of_options`
+    reads them); `dumped`: what the dumps hold."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    dumps = f"kubectl -o json/yaml dumps: {dumped}"
+    source.add_argument("--objects", nargs="+", type=Path, metavar="FILE", help=dumps)
+    source.add_argument("--cluster", help="use this cluster's mirror instead")
+    parser.add_argument(
+        "--scheduler-config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="KubeSchedulerConfiguration whose profiles map schedulerNames to systems "
+        "(with --objects; a cluster uses its stored profiles)",
+    )
 
 
 def facts_of_options(options: dict[str, Any], stderr: OutputWrapper) -> ClusterFacts:

@@ -53,8 +53,9 @@ NodeJSON = Callable[[NodeVerdict, str], Mapping[str, Any]]
 
 class RuleSets:
     """The distinct lists of rules an answer's nodes were judged by, each with an id
-    (`R1`, `R2`, ... numbered by the first row that has the list, so the same snapshot
-    gives the same ids whatever the question): a node names its list by id.
+    (`R1`, `R2`, ... numbered by the first row that had the list, so the same snapshot
+    gives the same ids whatever the question, and a refresh keeps them): a node names
+    its list by id.
 
     `codes`: each row's list as a number (0, 1, ... in order of first row); `distinct`:
     the lists by number; `row_of`: a node name's row. `of_rows` builds them from each
@@ -93,8 +94,11 @@ class RuleSets:
         return [encoded[code] for code in self._codes]
 
     def as_json(self) -> dict[str, list[str]]:
-        """Every list, by id: the answer's `rules`."""
-        return {f"R{code + 1}": list(rules) for code, rules in enumerate(self._distinct)}
+        """Every list some row has, by id: the answer's `rules`."""
+        used = set(self._codes)
+        return {
+            f"R{code + 1}": list(rules) for code, rules in enumerate(self._distinct) if code in used
+        }
 
 
 def encoded_shared(shared: SharedVerdicts, node_json: NodeJSON, rules: RuleSets) -> bytes:
