@@ -27,6 +27,10 @@ from scheduler_api.engine.kubelet.reference.node_config import (
     published_topology_manager,
 )
 from scheduler_api.engine.model.snapshot import NodeSnapshot
+from scheduler_api.engine.schedulerplugins.reference.common import (
+    POLICY_FROM_LEGACY,
+    POLICY_VALUES,
+)
 from scheduler_api.engine.whatif.admission import KUBELET_PINS
 from scheduler_api.engine.whatif.systems import Scheduler
 
@@ -42,12 +46,18 @@ def node_rules(node: NodeSnapshot, system: Scheduler) -> tuple[str, ...]:
 
 def _nrt_source(node: NodeSnapshot) -> str:
     """Where scheduler-plugins read the Topology Manager policy from
-    (nodeconfig.TopologyManagerFromNodeResourceTopology)."""
-    if node.nrt_attributes.get(POLICY_ATTRIBUTE):
+    (nodeconfig.TopologyManagerFromNodeResourceTopology: an attribute it does not know
+    is ignored, and the policy then comes from topologyPolicies or the default)."""
+    published = node.nrt_attributes.get(POLICY_ATTRIBUTE, "")
+    if published in POLICY_VALUES:
         return "NRT attributes"
+    ignored = f"NRT attribute {POLICY_ATTRIBUTE}={published!r} ignored, " if published else ""
+    if node.topology_policies and node.topology_policies[0] in POLICY_FROM_LEGACY:
+        return f"{ignored}NRT topologyPolicies, deprecated"
     if node.topology_policies:
-        return "NRT topologyPolicies, deprecated"
-    return "not published: none assumed"
+        legacy = node.topology_policies[0]
+        return f"{ignored}NRT topologyPolicies {legacy!r} not known: none assumed"
+    return f"{ignored}not published: none assumed" if not ignored else f"{ignored}none assumed"
 
 
 def _scheduler_plugins(node: NodeSnapshot) -> tuple[str, ...]:
