@@ -19,7 +19,7 @@ from topology.services.whatif.service import node_json, pod_from_manifest
 
 
 def rule_sets(result: Any) -> RuleSets:
-    return RuleSets.of_rows(result.rules_by_row(), result.row_of)
+    return RuleSets(*result.rule_codes(), result.row_of)
 
 
 def pod(cpu: str, memory: str, *, lsr: bool = False) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def test_a_node_object_of_another_shape_is_refused(demo: ClusterSnapshot) -> Non
         encoded_shared(
             shared,
             lambda v, rules: {"fits": v.fits, "node": v.node, "score": v.score, "rules": rules},
-            RuleSets.of_rows([()] * len(shared.names), lambda node: 0),
+            RuleSets([0] * len(shared.names), [()], lambda node: 0),
         )
 
 

@@ -219,7 +219,7 @@ class Judgement:
         if self._modelled is None:
             modelled: Bools = np.isin(self.systems, KUBELET_PIN_CODES)
             modelled &= self.index.kubelet_class == KUBELET_MODELLED
-            if not asks_exclusive_cpus(self.pod):  # only the Memory Manager may refuse it
+            if not self._asks_exclusive_cpus():  # only the Memory Manager may refuse it
                 modelled &= self.index.memory_static
             self._modelled = modelled
         return self._modelled

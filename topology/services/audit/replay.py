@@ -39,6 +39,7 @@ from scheduler_api.engine import (
     snapshot,
 )
 from topology.services.diagnosis.facts import ClusterFacts, PodFacts
+from topology.services.diagnosis.pods import PLACE_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -210,32 +211,35 @@ def _judged(
     base: Mapping[str, str],
 ) -> PodAudit:
     system = judge.system
-    one_node = ClusterSnapshot((before,), facts.snapshot.reservations_on(before.name))
+    one_node = ClusterSnapshot((before,), facts.reservations_by_node.get(before.name, ()))
     try:
         # no replica bound: the node's verdict, allocated in detail (its zones and cpuset)
         result = place(one_node, pod.spec, 0, scheduler=system.value, capacity=False,
                        profile=judge.profile, detailed=1)  # fmt: skip
         verdict = result.nodes[0]
-    except (ValueError, KeyError, ArithmeticError, IndexError) as error:
+    except PLACE_ERRORS as error:
         logger.warning("audit of %s: the engine cannot judge it: %s", pod.key, error)
         why = f"data missing: the engine cannot judge this pod: {error}"
         return PodAudit(**base, system=system.value, verdict=NOT_JUDGEABLE, real=real, why=why)
     if not verdict.fits:
         reasons = "; ".join(r.message or str(r.check) for r in verdict.reasons)
         why = f"the engine finds the node infeasible: {reasons or 'no reason given'}"
-        note = pod.spec.annotations.get(snapshot.ANN_PLACEMENT_NOTE, "")
-        why += f"; placement note on the pod: {note}" if note else ""
         return PodAudit(**base, system=system.value, verdict=DIFFERS, differs=(NODE_INFEASIBLE,),
-                        real=real, why=why)  # fmt: skip
+                        real=real, why=_with_note(why, pod))  # fmt: skip
     engine = _engine_placed(before, verdict.numa_zones, verdict.cpuset)
     differs = _differences(real, engine)
-    verdict = DIFFERS if differs else AGREE
-    why = f"it holds {_text(real)}; the engine would give it {_text(engine)}" if differs else ""
+    if not differs:
+        return PodAudit(**base, system=system.value, verdict=AGREE, real=real,
+                        engine_feasible=True, engine=engine)  # fmt: skip
+    why = f"it holds {_text(real)}; the engine would give it {_text(engine)}"
+    return PodAudit(**base, system=system.value, verdict=DIFFERS, differs=differs, real=real,
+                    engine_feasible=True, engine=engine, why=_with_note(why, pod))  # fmt: skip
+
+
+def _with_note(why: str, pod: PodFacts) -> str:
+    """`why`, and who placed the pod when it says so (`snapshot.ANN_PLACEMENT_NOTE`)."""
     note = pod.spec.annotations.get(snapshot.ANN_PLACEMENT_NOTE, "")
-    if differs and note:
-        why += f"; placement note on the pod: {note}"
-    return PodAudit(**base, system=system.value, verdict=verdict, differs=differs, real=real,
-                    engine_feasible=True, engine=engine, why=why)  # fmt: skip
+    return f"{why}; placement note on the pod: {note}" if note else why
 
 
 def _text(placed: Placed) -> str:
@@ -267,13 +271,11 @@ def _differences(real: Placed, engine: Placed) -> tuple[str, ...]:
     return tuple(differs)
 
 
-def audit_pods(facts: ClusterFacts, only: Iterable[str] | None = None) -> list[PodAudit]:
-    """Every running pod's audit (or only the pods whose uid is in `only`), by node."""
+def audit_pods(facts: ClusterFacts) -> list[PodAudit]:
+    """Every running pod's audit, by node."""
     nodes = {node.name: node for node in facts.snapshot.nodes}
-    wanted = None if only is None else set(only)
-    audits = []
-    for node_name in sorted(facts.live_pods_by_node):
-        for pod in facts.live_pods_by_node[node_name]:
-            if wanted is None or pod.uid in wanted:
-                audits.append(audit_pod(facts, pod, nodes))
-    return audits
+    return [
+        audit_pod(facts, pod, nodes)
+        for node_name in sorted(facts.live_pods_by_node)
+        for pod in facts.live_pods_by_node[node_name]
+    ]

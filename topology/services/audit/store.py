@@ -41,6 +41,9 @@ class Kept:
     reservations: tuple[object, ...] = ()
     profiles: tuple[object, ...] = ()
     full_at: float | None = None
+    # what the last `audit_facts` replayed: the pods (namespace/name) and their nodes
+    replayed: set[str] = field(default_factory=set)
+    replayed_nodes: set[str] = field(default_factory=set)
 
 
 def full_audit_seconds() -> float:
@@ -78,7 +81,7 @@ def audit_facts(facts: ClusterFacts, kept: Kept) -> tuple[dict[str, PodAudit], i
         and kept.profiles == facts.profiles
     )
     audits: dict[str, PodAudit] = {}
-    replayed = 0
+    kept.replayed, kept.replayed_nodes = set(), set()
     for node_name, pods in facts.live_pods_by_node.items():
         node = nodes.get(node_name)
         unchanged = same_world and node is not None and kept.nodes.get(node_name) is node
@@ -86,14 +89,15 @@ def audit_facts(facts: ClusterFacts, kept: Kept) -> tuple[dict[str, PodAudit], i
             found = kept.audits.get(pod.key) if unchanged else None
             if found is None or found.uid != pod.uid:
                 found = audit_pod(facts, pod, nodes)
-                replayed += 1
+                kept.replayed.add(pod.key)
+                kept.replayed_nodes.add(node_name)
             audits[pod.key] = found
     kept.nodes = nodes
     kept.audits = audits
     if not same_world:
         kept.full_at = now
     kept.reservations, kept.profiles = facts.snapshot.reservations, facts.profiles
-    return audits, replayed
+    return audits, len(kept.replayed)
 
 
 def refresh_agreement(cluster: Cluster, facts: ClusterFacts) -> Audited:
@@ -107,34 +111,40 @@ def refresh_agreement(cluster: Cluster, facts: ClusterFacts) -> Audited:
         raise
     now = timezone.now()
     with transaction.atomic():
-        changed = _write(cluster, audits, now)
+        changed = _write(cluster, audits, kept, now)
         AgreementSample.objects.create(cluster=cluster, taken_at=now, rates=rates(audits.values()))
         AgreementSample.objects.filter(cluster=cluster, taken_at__lt=now - SAMPLES_KEPT).delete()
     return Audited(len(audits), replayed, changed)
 
 
-def _write(cluster: Cluster, audits: dict[str, PodAudit], now: object) -> int:
-    stored = {
-        f"{ns}/{name}": (pk, body)
-        for pk, ns, name, body in PodAgreement.objects.filter(cluster=cluster).values_list(
-            "pk", "namespace", "name", "body"
+def _write(cluster: Cluster, audits: dict[str, PodAudit], kept: Kept, now: object) -> int:
+    """Rows for `audits`: pods gone deleted, new ones created, and of the pods this
+    refresh replayed those whose body changed rewritten. The others came from the kept
+    state unchanged, and so is their row: their bodies are not read again (after one
+    sync that is a few nodes' pods, not the cluster's)."""
+    rows = PodAgreement.objects.filter(cluster=cluster)
+    stored = {f"{ns}/{name}": pk for pk, ns, name in rows.values_list("pk", "namespace", "name")}
+    gone = [pk for key, pk in stored.items() if key not in audits]
+    PodAgreement.objects.filter(pk__in=gone).delete()
+    bodies = {
+        f"{ns}/{name}": body
+        for ns, name, body in rows.filter(node_name__in=kept.replayed_nodes).values_list(
+            "namespace", "name", "body"
         )
     }
-    gone = [pk for key, (pk, _) in stored.items() if key not in audits]
-    PodAgreement.objects.filter(pk__in=gone).delete()
     new, updated = [], []
-    for key, audit in audits.items():
+    for key in kept.replayed | (audits.keys() - stored.keys()):
+        audit = audits[key]
         body = audit.as_json()
         row = PodAgreement(
             cluster=cluster, namespace=audit.namespace, name=audit.name, uid=audit.uid,
             node_name=audit.node, system=audit.system, verdict=audit.verdict, body=body,
             computed_at=now,
         )  # fmt: skip
-        found = stored.get(key)
-        if found is None:
+        if key not in stored:
             new.append(row)
-        elif found[1] != body:
-            row.pk = found[0]
+        elif bodies.get(key) != body:
+            row.pk = stored[key]
             updated.append(row)
     PodAgreement.objects.bulk_create(new, batch_size=2000)
     fields = ["uid", "node_name", "system", "verdict", "body", "computed_at"]

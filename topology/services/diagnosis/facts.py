@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from scheduler_api.engine import ClusterSnapshot, PodSpec, SchedulerProfile
+from scheduler_api.engine import ClusterSnapshot, PodSpec, ReservationSnapshot, SchedulerProfile
 from topology.domain.pod_phases import FINISHED_PHASES
 
 
@@ -116,6 +116,14 @@ class ClusterFacts:
             if pod.node_name and not pod.rejected and pod.phase not in FINISHED_PHASES:
                 by_node.setdefault(pod.node_name, []).append(pod)
         return by_node
+
+    @cached_property
+    def reservations_by_node(self) -> dict[str, tuple[ReservationSnapshot, ...]]:
+        """The snapshot's Reservations by node, indexed once (a replay asks per pod)."""
+        by_node: dict[str, list[ReservationSnapshot]] = {}
+        for reservation in self.snapshot.reservations:
+            by_node.setdefault(reservation.node_name, []).append(reservation)
+        return {node: tuple(found) for node, found in by_node.items()}
 
     def events_of(self, pod: PodFacts) -> list[EventFacts]:
         return self._events_by_pod.get((pod.namespace, pod.name), [])

@@ -58,8 +58,8 @@ class RuleSets:
     its list by id.
 
     `codes`: each row's list as a number (0, 1, ... in order of first row); `distinct`:
-    the lists by number; `row_of`: a node name's row. `of_rows` builds them from each
-    row's list; `WhatIfResult.rule_codes` keeps them worked out for its snapshot."""
+    the lists by number (`WhatIfResult.rule_codes` keeps them worked out for its
+    snapshot); `row_of`: a node name's row."""
 
     def __init__(
         self,
@@ -72,24 +72,11 @@ class RuleSets:
         self._row_of = row_of
         self._encoded = [orjson.dumps(f"R{code + 1}") for code in range(len(distinct))]
 
-    @classmethod
-    def of_rows(
-        cls, rules_by_row: Sequence[tuple[str, ...]], row_of: Callable[[str], int]
-    ) -> RuleSets:
-        """From each row's list of rules (equal lists share a number)."""
-        numbers: dict[tuple[str, ...], int] = {}
-        codes = [numbers.setdefault(rules, len(numbers)) for rules in rules_by_row]
-        return cls(codes, list(numbers), row_of)
-
     def id_of(self, node: str) -> str:
         return f"R{self._codes[self._row_of(node)] + 1}"
 
-    def encoded_id(self, row: int) -> bytes:
-        """The id of the list of the node at `row`, as a JSON string."""
-        return self._encoded[self._codes[row]]
-
     def encoded_ids(self) -> list[bytes]:
-        """`encoded_id` of every row, by row."""
+        """The id of every row's list, as a JSON string, by row."""
         encoded = self._encoded
         return [encoded[code] for code in self._codes]
 
