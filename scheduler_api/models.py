@@ -63,6 +63,17 @@ class WhatIfTask(models.Model):
     )
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="whatif_tasks")
     request = models.JSONField(help_text="the validated what-if request")
+    track = models.BooleanField(
+        default=False, help_text="follow the prediction up once answered (TrackedPrediction)"
+    )
+    prediction = models.ForeignKey(
+        "topology.TrackedPrediction",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="the prediction stored when a tracked task succeeded",
+    )
     state = models.CharField(max_length=16, choices=TaskState.choices, default=TaskState.PENDING)
     result = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True, help_text="{detail, errors} when it failed")

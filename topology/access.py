@@ -29,6 +29,7 @@ class Action(StrEnum):
     RUN_WHATIF = "run what-ifs"
     READ_DIAGNOSES = "read pod diagnoses and findings"
     READ_AGREEMENT = "read the agreement audit"
+    READ_PREDICTIONS = "read followed-up predictions"
 
 
 PERMISSIONS: dict[Action, tuple[str, ...]] = {
@@ -49,6 +50,7 @@ PERMISSIONS: dict[Action, tuple[str, ...]] = {
         "topology.view_podagreement",
         "topology.view_agreementsample",
     ),
+    Action.READ_PREDICTIONS: ("topology.view_cluster", "topology.view_trackedprediction"),
 }
 
 

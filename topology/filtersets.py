@@ -29,7 +29,9 @@ from topology.models import (
     Node,
     PodAgreement,
     PodDiagnosis,
+    PredictionStatus,
     Reservation,
+    TrackedPrediction,
 )
 from topology.parsers.names import DNS_SUBDOMAIN
 
@@ -275,4 +277,12 @@ class AgreementFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = PodAgreement
+        fields: list[str] = []
+
+
+class PredictionFilterSet(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=PredictionStatus.choices)
+
+    class Meta:
+        model = TrackedPrediction
         fields: list[str] = []

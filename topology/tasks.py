@@ -15,6 +15,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from topology.models import Cluster, SyncLease
+from topology.services.audit.predictions import prune_predictions
 from topology.services.diagnosis.refresh import refresh_diagnoses as refresh_diagnoses_service
 from topology.services.diagnosis.refresh import requeue_lost as requeue_lost_diagnoses
 from topology.services.mirror.events import prune_pod_events
@@ -122,8 +123,9 @@ def recompute_figures(cluster_id: int) -> int:
 @shared_task(name="topology.ensure_schedules")
 def ensure_schedules() -> dict[str, int]:
     """Housekeeping, every minute: beat entries per cluster, a watch per cluster, the
-    tasks of applies that look lost sent again (`recover_lost_applies`), and mirrored
-    pod events past their retention pruned (`prune_pod_events`)."""
+    tasks of applies that look lost sent again (`recover_lost_applies`), mirrored
+    pod events past their retention pruned (`prune_pod_events`), and tracked
+    predictions past their window settled, old ones deleted (`prune_predictions`)."""
     settings = SyncSettings.load()
     changed = ensure_schedules_service(
         resync_seconds=settings.resync_interval, figures_seconds=settings.figures_interval
@@ -135,6 +137,7 @@ def ensure_schedules() -> dict[str, int]:
             started += 1
     lost = recover_lost_applies()
     prune_pod_events()  # logs what it pruned
+    prune_predictions()
     requeue_lost_diagnoses()
     return {
         "schedules_changed": changed,

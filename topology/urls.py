@@ -44,4 +44,5 @@ urlpatterns = [
     ),
     path("c/<slug:cluster>/whatif/", whatif.whatif, name="whatif"),
     path("c/<slug:cluster>/whatif/compare/", whatif.whatif_compare, name="whatif-compare"),
+    path("c/<slug:cluster>/whatif/track/", whatif.whatif_track, name="whatif-track"),
 ]

@@ -17,6 +17,7 @@ from topology.filtersets import (
     DiagnosisFilterSet,
     FindingFilterSet,
     NodeFilterSet,
+    PredictionFilterSet,
 )
 from topology.models import NodeCPUReservation, NodePolicy, Pod, Reservation
 
@@ -28,6 +29,7 @@ __all__ = [
     "NodePolicyFilterSet",
     "NodeReservationFilterSet",
     "PodFilterSet",
+    "PredictionFilterSet",
     "ReservationFilterSet",
 ]
 

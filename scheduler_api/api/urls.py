@@ -6,7 +6,12 @@ from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
 from scheduler_api.api import schema  # noqa: F401  registers the OpenAPI extensions
-from scheduler_api.api.views.agreement import AgreementPodListView, AgreementView
+from scheduler_api.api.views.agreement import (
+    AgreementPodListView,
+    AgreementView,
+    PredictionDetailView,
+    PredictionListView,
+)
 from scheduler_api.api.views.apply import ApplyRecordViewSet, NodePolicyApplyView, QoSApplyView
 from scheduler_api.api.views.base import api_not_found
 from scheduler_api.api.views.clusters import ClusterViewSet
@@ -53,6 +58,12 @@ urlpatterns = [
     path(f"{CLUSTER}/findings", FindingListView.as_view(), name="finding-list"),
     path(f"{CLUSTER}/agreement", AgreementView.as_view(), name="agreement"),
     path(f"{CLUSTER}/agreement/pods", AgreementPodListView.as_view(), name="agreement-pods"),
+    path(f"{CLUSTER}/predictions", PredictionListView.as_view(), name="predictions"),
+    path(
+        f"{CLUSTER}/predictions/<int:prediction>",
+        PredictionDetailView.as_view(),
+        name="prediction",
+    ),
     path(f"{CLUSTER}/qos", StoredQoSView.as_view(), name="qos"),
     path(f"{CLUSTER}/qos/nodes", NodeQoSListView.as_view(), name="qos-nodes"),
     path(f"{CLUSTER}/whatif", WhatIfView.as_view(), name="whatif"),

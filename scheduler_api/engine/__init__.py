@@ -120,7 +120,7 @@ from scheduler_api.engine.whatif.profiles import (
     parse_scheduler_configuration,
     resolve_judge,
 )
-from scheduler_api.engine.whatif.systems import pod_level_note
+from scheduler_api.engine.whatif.systems import pod_level_note, system_for
 
 __all__ = [
     "ANN_CRANE_AWARENESS",
@@ -186,6 +186,7 @@ __all__ = [
     "parse_scheduler_configuration",
     "place",
     "pod_level_note",
+    "system_for",
     "pod_level_resources_set",
     "pod_request",
     "prepare",

@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from topology.models import Cluster
+from topology.services.audit.predictions import record_prediction, tracked_json
 from topology.services.whatif.manifest import compact_pod_manifest
 from topology.services.whatif.question import COMPARE_ALL, WhatIfQuestion
 from topology.services.whatif.service import ask
@@ -25,6 +26,7 @@ __all__ = [
     "whatif_answer",
     "whatif_question",
     "whatif_runs_in_background",
+    "whatif_track",
 ]
 
 
@@ -61,3 +63,14 @@ def whatif_answer(
     `fragments`: parts of a remembered answer may come as orjson Fragments (the API's
     renderer writes them as they are; nothing else may be given them)."""
     return ask(cluster, question, fragments=fragments)
+
+
+def whatif_track(
+    *, cluster: Cluster, question: WhatIfQuestion, answer: dict[str, Any], user: Any, source: str
+) -> dict[str, Any]:
+    """Remember the answer's prediction for follow-up (`services.audit.predictions`); the
+    answer with `tracked` naming it."""
+    row = record_prediction(
+        cluster=cluster, question=question, answer=answer, user=user, source=source
+    )
+    return {**answer, "tracked": tracked_json(row)}

@@ -15,9 +15,12 @@ from topology.models import Cluster
 
 @transaction.atomic
 def whatif_task_submit(
-    *, user: AbstractBaseUser, cluster: Cluster, question: WhatIfQuestion
+    *, user: AbstractBaseUser, cluster: Cluster, question: WhatIfQuestion, track: bool = False
 ) -> WhatIfTask:
-    """Store the question, and enqueue it once the row is committed (a worker can read it)."""
-    task = WhatIfTask.objects.create(user=user, cluster=cluster, request=question.as_json())
+    """Store the question, and enqueue it once the row is committed (a worker can read it).
+    `track`: the answer's prediction is remembered for follow-up when it is ready."""
+    task = WhatIfTask.objects.create(
+        user=user, cluster=cluster, request=question.as_json(), track=track
+    )
     transaction.on_commit(partial(run_whatif_task.delay, str(task.pk)))
     return task

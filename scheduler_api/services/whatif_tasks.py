@@ -13,6 +13,7 @@ from scheduler_api.choices import TaskState
 from scheduler_api.errors import INVALID_INPUT, error_body
 from scheduler_api.models import WhatIfTask
 from scheduler_api.services.whatif import WhatIfQuestion, whatif_answer
+from topology.services.audit.predictions import record_prediction, tracked_json
 from topology.services.whatif.service import WhatIfInputError
 
 logger = logging.getLogger(__name__)
@@ -27,9 +28,15 @@ def whatif_task_run(*, task_id: uuid.UUID | str) -> WhatIfTask:
         task.state, task.started_at = TaskState.RUNNING, timezone.now()
         task.save(update_fields=["state", "started_at"])
     try:
-        result = whatif_answer(
-            cluster=task.cluster, question=WhatIfQuestion.from_json(task.request)
-        )
+        question = WhatIfQuestion.from_json(task.request)
+        result = whatif_answer(cluster=task.cluster, question=question)
+        if task.track:
+            task.prediction = record_prediction(
+                cluster=task.cluster, question=question, answer=result, user=task.user,
+                source="api",
+            )  # fmt: skip
+            if not question.compares_schedulers:  # a comparison maps schedulers only
+                result = {**result, "tracked": tracked_json(task.prediction)}
     except WhatIfInputError as error:
         return _finish(task, TaskState.FAILED, error=error_body(INVALID_INPUT, error.field_errors))
     except Exception:
@@ -48,7 +55,7 @@ def _finish(
 ) -> WhatIfTask:
     task.state, task.result, task.error = state, result, error
     task.finished_at = timezone.now()
-    task.save(update_fields=["state", "result", "error", "finished_at"])
+    task.save(update_fields=["state", "result", "error", "finished_at", "prediction"])
     return task
 
 

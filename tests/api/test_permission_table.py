@@ -38,6 +38,8 @@ NEEDS = {
     ("GET", "/api/v1/clusters/{cluster}/findings"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/agreement"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/agreement/pods"): "viewer",
+    ("GET", "/api/v1/clusters/{cluster}/predictions"): "viewer",
+    ("GET", "/api/v1/clusters/{cluster}/predictions/{prediction}"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies/{node}"): "viewer",
     ("PUT", "/api/v1/clusters/{cluster}/policies/{node}"): "operator",
@@ -62,6 +64,7 @@ PARAMETERS = {
     "namespace": "default",
     "name": "some-pod",
     "apply": "1",
+    "prediction": "1",
     "task": "00000000-0000-0000-0000-000000000000",
 }
 WRITES_LAST = {"DELETE": 1}  # deleting the cluster must not hide the other operations

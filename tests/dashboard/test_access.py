@@ -52,7 +52,10 @@ PAGES = {
     "whatif-compare": (Action.RUN_WHATIF,
                        url("whatif-compare", cluster="prod") + "?" + WHATIF_QUERY,
                        ("post", "/api/v1/clusters/prod/whatif")),
+    "whatif-track": (Action.RUN_WHATIF, url("whatif-track", cluster="prod"),
+                     ("post", "/api/v1/clusters/prod/whatif")),
 }  # fmt: skip
+POSTED = {"whatif-track": {"query": WHATIF_QUERY}}  # routes that take a form post
 PUBLIC = {"favicon.ico"}  # needs no login: an icon
 WHATIF_BODY = {"containers": [{"name": "a", "requests": {"cpu": "1"}, "limits": {"cpu": "1"}}]}
 
@@ -93,7 +96,7 @@ def test_each_page_allows_exactly_whom_the_api_allows_for_its_action(
         browser.force_login(user)
         api.force_authenticate(user)
     for name, (action, page_url, operation) in PAGES.items():
-        page = browser.get(page_url)
+        page = browser.post(page_url, POSTED[name]) if name in POSTED else browser.get(page_url)
         if user is None:
             assert page.status_code == 302 and page["Location"].startswith(reverse("login"))
             continue

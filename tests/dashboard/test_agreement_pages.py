@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from topology.demo import generate_demo_objects
-from topology.models import Cluster, PodAgreement
+from topology.models import Cluster, PodAgreement, TrackedPrediction
 from topology.services.diagnosis.refresh import refresh_diagnoses
 from topology.services.mirror.importer import import_objects
 
@@ -61,3 +61,34 @@ def test_a_pods_page_draws_both_placements(audited: Cluster, django_user_model) 
     real = figures["real-map"].layout.meta["highlighted"]
     assert real == sorted(row.body["real"]["cpuset"] or real)
     assert viewer.get("/c/audited/agreement/nope/nothing/").status_code == 404
+
+
+TRACKED_QUERY = (
+    "c1-name=app&c1-cpu_request=2&c1-cpu_limit=2&c1-memory_request=1Gi&c1-memory_limit=1Gi"
+    "&name=tracked-app&namespace=team"
+)
+
+
+def test_the_whatif_page_tracks_its_prediction_and_the_agreement_page_lists_it(
+    audited: Cluster, django_user_model
+) -> None:
+    operator = client_of(django_user_model, "operator")
+    page = operator.get(f"/c/audited/whatif/?{TRACKED_QUERY}")
+    assert b'id="track-button"' in page.content
+    assert page.context["question_query"] in page.content.decode().replace("&amp;", "&")
+    response = operator.post("/c/audited/whatif/track/", {"query": TRACKED_QUERY}, follow=True)
+    row = TrackedPrediction.objects.get()
+    assert (row.source, row.namespace, row.name) == ("dashboard", "team", "tracked-app")
+    assert response.redirect_chain[-1][0] == f"/c/audited/whatif/?{TRACKED_QUERY}"
+    assert f"Prediction {row.pk} is tracked" in response.content.decode()
+    listing = operator.get("/c/audited/agreement/")
+    (shown,) = listing.context["predictions"]
+    assert shown.row == row and shown.predicted, shown
+    assert b"No prediction settled yet." in listing.content
+
+
+def test_a_bad_question_tracks_nothing(audited: Cluster, django_user_model) -> None:
+    operator = client_of(django_user_model, "operator")
+    response = operator.post("/c/audited/whatif/track/", {"query": "c1-cpu_request=abc"})
+    assert response.status_code == 302 and not TrackedPrediction.objects.exists()
+    assert operator.get("/c/audited/whatif/track/").status_code == 405

@@ -24,6 +24,7 @@ from scheduler_api.engine import (
     KoordQoSClass,
 )
 from topology.parsers.errors import FieldError
+from topology.parsers.names import DNS_SUBDOMAIN
 from topology.parsers.quantity import to_base_units
 from topology.parsers.yaml_documents import load_all
 from topology.selectors.types import is_device
@@ -175,6 +176,23 @@ class WhatIfForm(forms.Form):
         "and annotation fields above are not.",
         widget=forms.Textarea(attrs={"rows": 8, "cols": 70, "spellcheck": "false"}),
     )
+    name = forms.RegexField(
+        re.compile(rf"^(?:{DNS_SUBDOMAIN.pattern})$"),
+        required=False,
+        max_length=253,
+        label="Pod name",
+        help_text="what a tracked prediction follows: the pod of this name (blank: whatif-pod)",
+        error_messages={"invalid": "a pod name: lower-case letters, digits, '-' and '.'"},
+        widget=forms.TextInput(attrs={"placeholder": "whatif-pod", "size": 18}),
+    )
+    namespace = forms.RegexField(
+        DNS_LABEL,
+        required=False,
+        max_length=63,
+        label="Namespace",
+        error_messages={"invalid": "a namespace: lower-case letters, digits and '-'"},
+        widget=forms.TextInput(attrs={"placeholder": "default", "size": 14}),
+    )
     crane_cpu_policy = forms.ChoiceField(
         required=False,
         choices=_choices(CraneCPUPolicy),
@@ -277,10 +295,13 @@ class WhatIfForm(forms.Form):
             raise forms.ValidationError(error.field_errors["weights"]) from None
 
     def scheduler_knobs(self) -> dict[str, Any]:
-        """The annotation fields, in the compact form's vocabulary."""
+        """The pod's name and namespace and the annotation fields, in the compact form's
+        vocabulary."""
         data = self.cleaned_data
         awareness = data.get("crane_topology_awareness")
         return {
+            "name": data.get("name") or None,
+            "namespace": data.get("namespace") or None,
             "crane_cpu_policy": data.get("crane_cpu_policy") or None,
             "crane_topology_awareness": None if not awareness else awareness == "true",
             "koordinator_qos_class": data.get("koordinator_qos_class") or None,

@@ -5,7 +5,13 @@ read-only. Amounts are exact integers in base units (millicores, bytes, counts).
 One module per topic; every model is importable from `topology.models`.
 """
 
-from topology.models.agreement import AgreementSample, AgreementVerdict, PodAgreement
+from topology.models.agreement import (
+    AgreementSample,
+    AgreementVerdict,
+    PodAgreement,
+    PredictionStatus,
+    TrackedPrediction,
+)
 from topology.models.desired import ApplyRecord, NodePolicy, QoSDraft, ReferencePod
 from topology.models.diagnosis import Finding, PodDiagnosis, PodEvent
 from topology.models.dra import (
@@ -49,6 +55,8 @@ __all__ = [
     "NodeFigures",
     "NodePolicy",
     "PodAgreement",
+    "PredictionStatus",
+    "TrackedPrediction",
     "NodeTopology",
     "ObservedModel",
     "Pod",

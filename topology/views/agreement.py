@@ -6,13 +6,14 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from topology.access import Action, requires
+from topology.access import Action, may, requires
 from topology.figures.agreement import rate_history
 from topology.figures.coremap import core_map, legend_entries
 from topology.models import PodAgreement
 from topology.selectors.agreement import agreement_rows, cpus_of_zones, rate_rows
 from topology.selectors.common import page_notice
 from topology.selectors.node_detail import node_detail
+from topology.selectors.predictions import held_text, recent_predictions
 from topology.services.audit.replay import APPROXIMATION
 from topology.services.audit.summary import agreement_summary
 from topology.views.common import get_cluster, page_context, query_without
@@ -37,6 +38,11 @@ def agreement(request: HttpRequest, cluster: str) -> HttpResponse:
         page_notice=page_notice(request.GET.get("page"), page),
         page_query=query_without(request, "page"),
         figures=figures,
+        may_read_predictions=may(request.user, Action.READ_PREDICTIONS),
+        held_text=held_text(summary["predictions"]),
+        predictions=(
+            recent_predictions(selected) if may(request.user, Action.READ_PREDICTIONS) else []
+        ),
     )
     return render(request, "topology/agreement.html", context)
 

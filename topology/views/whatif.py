@@ -8,16 +8,20 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from topology.access import Action, requires
 from topology.figures.coremap import core_map, legend_entries
 from topology.forms.whatif import WhatIfForms
+from topology.services.audit.predictions import MatchKeys, record_prediction, window_text
 from topology.services.rate_limits import Decision, take
 from topology.services.whatif.compare import compare_page
 from topology.services.whatif.page import NodeFocus, whatif_page
-from topology.services.whatif.service import WhatIfInputError
+from topology.services.whatif.service import WhatIfInputError, ask
 from topology.views.common import get_cluster, page_context, query_without
 
 
@@ -78,10 +82,45 @@ def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
         forms=forms,
         result=result,
         figures=cores_figures(focus),
+        track_window=window_text(),
+        track_target=MatchKeys.of_manifest(result.question.pod).text if result else "",
         **extra,
         **_links(request),
     )
     return render(request, "topology/whatif.html", context)
+
+
+@requires(Action.RUN_WHATIF)
+@require_POST
+def whatif_track(request: HttpRequest, cluster: str) -> HttpResponse:
+    """Track the what-if whose form query the page posts (`query`): the same question is
+    answered again (from the answer cache when the mirror did not change), its prediction
+    stored for follow-up (`services.audit.predictions`), and the page shown again."""
+    selected = get_cluster(cluster)
+    query = QueryDict(request.POST.get("query", ""))
+    forms = WhatIfForms(query)
+    back = f"{reverse('topology:whatif', args=[selected.name])}?{query.urlencode()}"
+    if not forms.is_valid():
+        messages.error(request, "Nothing tracked: the question has errors (shown below).")
+        return redirect(back)
+    decision = throttled(request)
+    if not decision.allowed:
+        return too_many(decision)
+    try:
+        question = forms.question()
+        answer = ask(selected, question)
+    except WhatIfInputError:
+        messages.error(request, "Nothing tracked: the question has errors (shown below).")
+        return redirect(back)
+    row = record_prediction(
+        cluster=selected, question=question, answer=answer, user=request.user, source="dashboard"
+    )
+    messages.success(
+        request,
+        f"Prediction {row.pk} is tracked: pods of {row.matched_by} that land by "
+        f"{row.expires_at:%Y-%m-%d %H:%M} UTC are compared with it (Agreement page).",
+    )
+    return redirect(back)
 
 
 @requires(Action.RUN_WHATIF)

@@ -150,6 +150,13 @@ class WhatIfRequestSerializer(KnownFieldsMixin, serializers.Serializer):
         help_text="judge the nodes as if their saved desired node policies were applied "
         "(labels and the node.koordinator.sh/reservation annotation)",
     )
+    track = serializers.BooleanField(
+        default=False,
+        help_text="remember this prediction and follow it up: when pods of the manifest's "
+        "controller owner (else its name, else its generateName) land within the window, "
+        "record where and whether the prediction held (GET clusters/{cluster}/predictions; "
+        "the answer's `tracked` names the prediction)",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("pod", ...) is None:
@@ -276,6 +283,15 @@ class GroupSerializer(serializers.Serializer):
     placements = PlacementSerializer(many=True, help_text="the replicas among its nodes")
 
 
+class TrackedSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="GET clusters/{cluster}/predictions/{id}")
+    matched_by = serializers.CharField(
+        help_text="what a landed pod is recognised by: Kind/name of the controller owner, "
+        "the pod name, or generateName followed by *"
+    )
+    expires_at = serializers.DateTimeField(help_text="when it stops waiting for pods")
+
+
 class WhatIfResultSerializer(serializers.Serializer):
     """The offline `manage.py whatif` JSON. A pod that fits nowhere is an answer, not an error."""
 
@@ -301,4 +317,7 @@ class WhatIfResultSerializer(serializers.Serializer):
     )
     capacity = CapacitySerializer(
         allow_null=True, help_text="null: not counted (the question asked `capacity: false`)"
+    )
+    tracked = TrackedSerializer(
+        required=False, help_text="only when asked with `track: true`: the stored prediction"
     )

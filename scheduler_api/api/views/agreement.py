@@ -4,20 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from scheduler_api.api.filtersets import AgreementFilterSet
+from scheduler_api.api.filtersets import AgreementFilterSet, PredictionFilterSet
 from scheduler_api.api.serializers.agreement import (
     AgreementSerializer,
     PodAgreementSerializer,
+    PredictionSerializer,
 )
 from scheduler_api.api.views.base import CLUSTER_PARAMETER, ClusterScopedMixin
-from topology.models import Cluster, PodAgreement
+from topology.access import PERMISSIONS, Action
+from topology.models import Cluster, PodAgreement, TrackedPrediction
 from topology.services.audit.summary import agreement_summary
 
+PREDICTION_PARAMETER = OpenApiParameter(
+    "prediction", OpenApiTypes.INT, OpenApiParameter.PATH, description="the answer's tracked.id"
+)
 POD_EXAMPLE = OpenApiExample(
     "A Koordinator pod the engine would have put on another NUMA zone",
     value={
@@ -70,3 +76,34 @@ class AgreementPodListView(ClusterScopedMixin, generics.ListAPIView):
 
     def cluster_queryset(self, cluster: Cluster) -> Any:
         return PodAgreement.objects.filter(cluster=cluster).order_by("namespace", "name")
+
+
+@extend_schema(
+    parameters=[CLUSTER_PARAMETER],
+    summary="What-ifs asked with `track: true`, and whether each held",
+    tags=["agreement"],
+)
+class PredictionListView(ClusterScopedMixin, generics.ListAPIView):
+    queryset = TrackedPrediction.objects.all()
+    required_permissions = {"GET": PERMISSIONS[Action.READ_PREDICTIONS]}  # as the dashboard
+    serializer_class = PredictionSerializer
+    filterset_class = PredictionFilterSet
+
+    def cluster_queryset(self, cluster: Cluster) -> Any:
+        return TrackedPrediction.objects.filter(cluster=cluster).order_by("-created_at", "-pk")
+
+
+@extend_schema(
+    parameters=[CLUSTER_PARAMETER, PREDICTION_PARAMETER],
+    summary="One tracked prediction",
+    tags=["agreement"],
+)
+class PredictionDetailView(ClusterScopedMixin, generics.RetrieveAPIView):
+    queryset = TrackedPrediction.objects.all()
+    required_permissions = {"GET": PERMISSIONS[Action.READ_PREDICTIONS]}
+    serializer_class = PredictionSerializer
+    lookup_url_kwarg = "prediction"
+    filter_backends: list[Any] = []
+
+    def cluster_queryset(self, cluster: Cluster) -> Any:
+        return TrackedPrediction.objects.filter(cluster=cluster)

@@ -23,6 +23,7 @@ from scheduler_api.services.whatif import (
     whatif_answer,
     whatif_question,
     whatif_runs_in_background,
+    whatif_track,
 )
 from scheduler_api.services.whatif_submit import whatif_task_submit
 from topology.access import PERMISSIONS, Action
@@ -59,15 +60,23 @@ class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
         serializer.is_valid(raise_exception=True)
         try:
             question = whatif_question(serializer.validated_data)
+            track = serializer.validated_data["track"]
             if whatif_runs_in_background(question):
-                return self._accepted(question)
+                return self._accepted(question, track=track)
             answer = whatif_answer(cluster=self.cluster, question=question, fragments=True)
+            if track:
+                answer = whatif_track(
+                    cluster=self.cluster, question=question, answer=answer,
+                    user=self.request.user, source="api",
+                )  # fmt: skip
             return Response(answer)  # rendered by orjson, which writes the fragments as is
         except WhatIfInputError as error:
             raise ValidationError(error.field_errors) from error
 
-    def _accepted(self, question: WhatIfQuestion) -> Response:
-        task = whatif_task_submit(user=self.request.user, cluster=self.cluster, question=question)
+    def _accepted(self, question: WhatIfQuestion, *, track: bool) -> Response:
+        task = whatif_task_submit(
+            user=self.request.user, cluster=self.cluster, question=question, track=track
+        )
         location = reverse("api:whatif-task", kwargs={"task": task.pk})
         return Response(
             WhatIfTaskSerializer(task).data,

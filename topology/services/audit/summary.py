@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from topology.models import AgreementSample, Cluster
+from topology.services.audit.predictions import prediction_counts
 from topology.services.audit.replay import APPROXIMATION
 
 HISTORY_POINTS = 500  # the most recent samples a summary carries
 
 
 def agreement_summary(cluster: Cluster) -> dict[str, Any]:
-    """The last audit's rates by system, and the rates after each audit (oldest first)."""
+    """The last audit's rates by system, the rates after each audit (oldest first), and
+    the tracked predictions per status."""
     samples = list(
         AgreementSample.objects.filter(cluster=cluster)
         .order_by("-taken_at")
@@ -25,4 +27,5 @@ def agreement_summary(cluster: Cluster) -> dict[str, Any]:
         "data_age_seconds": cluster.diagnosed_data_age_seconds,
         "approximation": APPROXIMATION,
         "history": samples,
+        "predictions": prediction_counts(cluster),
     }

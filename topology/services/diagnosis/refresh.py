@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from topology.choices import Severity
 from topology.models import Cluster, Finding, PodDiagnosis
+from topology.services.audit.predictions import follow_predictions
 from topology.services.audit.store import refresh_agreement
 from topology.services.diagnosis.facts import ClusterFacts
 from topology.services.diagnosis.findings import Finding as CheckFinding
@@ -88,12 +89,17 @@ def refresh_diagnoses(cluster: Cluster) -> Refreshed:
 
 
 def _audit(cluster: Cluster, facts: ClusterFacts) -> None:
-    """The agreement audit on the same facts (`services.audit.store`); its failure is
+    """The agreement audit and the tracked predictions' follow-up on the same facts
+    (`services.audit.store`, `services.audit.predictions`); a failure of either is
     logged and leaves the diagnoses stored."""
     try:
         refresh_agreement(cluster, facts)
     except Exception:
         logger.exception("agreement audit of cluster %s failed", cluster.name)
+    try:
+        follow_predictions(cluster, facts)
+    except Exception:
+        logger.exception("following up the predictions of cluster %s failed", cluster.name)
 
 
 # A diagnosis's data age changes at every refresh: it is kept on the cluster (its last
