@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
+from scheduler_api.engine.kubelet.fast.memory_hints import calculate_hints_counted
 from scheduler_api.engine.kubelet.reference.admission import (
     KubeletPinning,
     exclusive_cpu_count,
@@ -163,7 +164,9 @@ def pinned_admission(
     for each of 255 masks was most of a what-if's time."""
     if topology is None and node.cpus:
         topology = CPUTopology.from_cpus(node.cpus, node.uncore_caches or None)
-    pinning: KubeletPinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
+    pinning: KubeletPinning = kubelet_pinning(
+        node, pod, topology=topology, hints=cpu_hints_counted, memory_hints=calculate_hints_counted
+    )
     said = "".join(f"; {note}" for note in pinning.notes)
     if pinning.reason is not None:
         return Admission(False, (pinning.reason.message or str(pinning.reason.check)) + said)

@@ -10,6 +10,7 @@ import numpy as np
 
 from scheduler_api.engine.kubelet.cache import node_shared_topology
 from scheduler_api.engine.kubelet.fast.hints import cpu_hints_counted
+from scheduler_api.engine.kubelet.fast.memory_hints import calculate_hints_counted
 from scheduler_api.engine.kubelet.reference.admission import (
     kubelet_pinning,
 )
@@ -116,7 +117,9 @@ def _with_pinning(result: PlacementResult, node: NodeSnapshot, pod: PodSpec) -> 
     if not result.fits or result.cpuset is not None:
         return result
     topology = node_shared_topology(node)
-    pinning = kubelet_pinning(node, pod, topology=topology, hints=cpu_hints_counted)
+    pinning = kubelet_pinning(
+        node, pod, topology=topology, hints=cpu_hints_counted, memory_hints=calculate_hints_counted
+    )
     if pinning.reason is not None:
         return rejected_by_kubelet(result, pinning.reason)
     return replace(result, cpuset=pinning.cpuset)

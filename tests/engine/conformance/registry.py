@@ -27,6 +27,7 @@ KOORD_FAST = "tests/engine/test_koordinator_fast_paths.py::"
 KOORD_MASKS = "tests/engine/test_koordinator_masks.py::"
 COUNTS = "tests/engine/test_capacity_counts.py::"
 KUBELET_HINTS = "tests/engine/test_kubelet_hints_fast.py::"
+MEMORY_HINTS = "tests/engine/test_kubelet_memory_hints_fast.py::"
 FILL = E + "whatif.judge.Judgement.fill_copy_by_copy"
 
 FAST_PATHS = (
@@ -106,5 +107,11 @@ FAST_PATHS = (
         (E + "kubelet.reference.cpumanager.cpu_hints",),
         (KUBELET_HINTS + "test_counted_cpu_hints_equal_the_reference",
          KUBELET_HINTS + "test_the_whatif_admission_on_counted_hints_is_the_reference"),
+    ),
+    FastPath(
+        E + "kubelet.fast.memory_hints",
+        (E + "kubelet.reference.memorymanager.calculate_hints",),
+        (MEMORY_HINTS + "test_summed_memory_hints_equal_the_reference",
+         MEMORY_HINTS + "test_the_admission_on_summed_memory_hints_is_the_reference"),
     ),
 )  # fmt: skip

@@ -22,7 +22,13 @@ from scheduler_api.engine.koordinator.reference.plugin import (
     prefilter,
 )
 from scheduler_api.engine.koordinator.reference.state import KoordConfig
+from scheduler_api.engine.kubelet.reference.bitmask import NUMAMask
 from scheduler_api.engine.kubelet.reference.cpumanager import StaticPolicyOptions
+from scheduler_api.engine.kubelet.reference.memorymanager import (
+    MachineState,
+    MemoryTable,
+    NUMANodeState,
+)
 from scheduler_api.engine.kubelet.reference.node_config import (
     OPTION_FLAGS,
 )
@@ -611,3 +617,51 @@ def memory_pods(draw: st.DrawFn) -> PodSpec:
     containers = tuple(container(f"c{i}") for i in range(draw(st.sampled_from([1, 1, 1, 2]))))
     init = (container("init"),) if draw(st.integers(0, 7)) == 0 else ()
     return PodSpec("ns", "p", containers=containers, init_containers=init)
+
+
+# --- Memory Manager machine states, for its hints -------------------------------------
+
+
+class MemoryHintCase(NamedTuple):
+    state: MachineState
+    requested: dict[str, int]
+    reusable: dict[NUMAMask, dict[str, int]]
+
+
+@st.composite
+def memory_hint_cases(draw: st.DrawFn) -> MemoryHintCase:
+    """A Static Memory Manager machine of 1-8 NUMA nodes (some with ids apart), memory
+    and, on some nodes, 1Gi hugepages (a few nodes without a table); some nodes holding
+    memory alone, some grouped in multi-NUMA groups (some groups holding memory, one
+    naming a node the machine lacks); a request of one or both, and reusable memory on
+    a few masks."""
+    numas = sorted(draw(st.sets(st.integers(0, 9), min_size=1, max_size=8)))
+    resources = ["memory", HUGEPAGES_1G]
+    nodes = {}
+    for numa in numas:
+        tables = {}
+        for name in resources:
+            if draw(st.integers(0, 5)) == 0:
+                continue  # the node lacks this table
+            allocatable = draw(st.integers(0, 8)) * GI
+            free = draw(st.integers(0, 8)) * GI // 2
+            tables[name] = MemoryTable(allocatable, 0, allocatable, 0, free)
+        nodes[numa] = NUMANodeState(tuple(sorted(tables.items())), (numa,),
+                                    draw(st.sampled_from([0, 0, 1])))  # fmt: skip
+    for _ in range(draw(st.integers(0, 2))):
+        group = sorted(draw(st.sets(st.sampled_from(numas), min_size=1, max_size=3)))
+        if draw(st.integers(0, 5)) == 0:
+            group.append(10)  # a NUMA node the machine lacks
+        held = draw(st.sampled_from([0, 1, 2]))
+        for numa in group:
+            if numa in nodes:
+                nodes[numa] = replace(nodes[numa], cells=tuple(group), assignments=held)
+    requested = {
+        name: draw(st.integers(1, 20)) * GI // 2
+        for name in draw(st.sets(st.sampled_from(resources), min_size=1))
+    }
+    reusable = {}
+    for _ in range(draw(st.integers(0, 2))):
+        mask = NUMAMask.of(draw(st.sets(st.sampled_from(numas), min_size=1, max_size=2)))
+        reusable[mask] = {name: draw(st.integers(0, 4)) * GI for name in requested}
+    return MemoryHintCase(MachineState.of(nodes), requested, reusable)

@@ -28,7 +28,7 @@ from scheduler_api.engine.kubelet.reference.cpumanager import (
 )
 from scheduler_api.engine.kubelet.reference.topologymanager import TopologyHint
 
-__all__ = ["cpu_hints_counted"]
+__all__ = ["cpu_hints_counted", "sums_by_mask"]
 
 NO_OPTIONS = StaticPolicyOptions()  # the reference's default (frozen), named for ruff's B008
 
@@ -59,7 +59,7 @@ def cpu_hints_counted(
     needed = 0
     for cpu in reuse:
         needed |= 1 << position[topology.numa_of(cpu)]
-    free = _sums_by_mask([len(topology.cpus_in_numa(numa) & pool) for numa in numa_ids])
+    free = sums_by_mask([len(topology.cpus_in_numa(numa) & pool) for numa in numa_ids])
     short = count - len(reuse)  # what the pool must add
     min_width = _min_width([len(topology.cpus_in_numa(numa)) for numa in numa_ids], count)
     return [
@@ -69,7 +69,7 @@ def cpu_hints_counted(
     ]
 
 
-def _sums_by_mask(per_node: list[int]) -> list[int]:
+def sums_by_mask(per_node: list[int]) -> list[int]:
     """`sums[bits]`: the sum of `per_node[i]` over the bits i set in `bits`, for every
     `bits` below 2^N: each from the same mask without its lowest bit."""
     sums = [0] * (1 << len(per_node))

@@ -37,8 +37,10 @@ from scheduler_api.engine.kubelet.reference.memory_state import (
 )
 from scheduler_api.engine.kubelet.reference.memorymanager import (
     SIDECAR_RESTART_POLICY,
+    MemoryHints,
     MemoryManagerError,
     StaticPolicy,
+    calculate_hints,
     memory_aligned,
     provider_hints,
 )
@@ -210,6 +212,7 @@ def kubelet_pinning(
     *,
     topology: CPUTopology | None = None,
     hints: CPUHints = cpu_hints,
+    memory_hints: MemoryHints = calculate_hints,
 ) -> KubeletPinning:
     """The exclusive CPUs the static CPU manager would give the pod's long-running
     containers (app containers and sidecars) on `node`, and, where the node runs the
@@ -218,7 +221,9 @@ def kubelet_pinning(
     `topology`: `node_cpu_topology(node)` when the caller keeps one built.
     `hints`: the CPU hint generator, `cpu_hints` by default; a caller outside the
     reference may pass a fast twin with the same answers (the what-if's admission passes
-    `kubelet.fast.hints.cpu_hints_counted`): a reference never imports a fast path."""
+    `kubelet.fast.hints.cpu_hints_counted`): a reference never imports a fast path.
+    `memory_hints`: the Memory Manager's, likewise (`calculate_hints`; the what-if passes
+    `kubelet.fast.memory_hints.calculate_hints_counted`)."""
     if pod.qos_class is not QoSClass.GUARANTEED:
         return KubeletPinning(None)  # neither manager aligns any other pod
     if not memory_aligned(pod):
@@ -226,7 +231,7 @@ def kubelet_pinning(
     memory = node_memory(node)
     if not memory.static:
         return _cpu_pinning(node, pod, topology, hints, memory.notes)
-    return _aligned_pinning(node, pod, memory, topology, hints)
+    return _aligned_pinning(node, pod, memory, topology, hints, memory_hints)
 
 
 TOPOLOGY_AFFINITY_ERROR = "kubelet would refuse the pod: TopologyAffinityError"
@@ -268,6 +273,7 @@ def _aligned_pinning(
     memory: NodeMemory,
     topology: CPUTopology | None,
     hints: CPUHints,
+    memory_hints: MemoryHints,
 ) -> KubeletPinning:
     """The Topology Manager over the static CPU manager (when it gives hints: a pod with
     whole CPUs on a static node) and the Static Memory Manager."""
@@ -276,7 +282,7 @@ def _aligned_pinning(
     exclusive = any(count for count, _ in admission_order(pod))
     cpu_class = cpu_manager_class(node)
     if exclusive and cpu_class == KUBELET_UNKNOWN:
-        return _memory_without_cpu_layout(node, pod, memory)
+        return _memory_without_cpu_layout(node, pod, memory, memory_hints)
     static = None
     if exclusive and cpu_class == KUBELET_MODELLED:
         built = _static_policy(node, topology or node_cpu_topology(node), hints)
@@ -290,7 +296,7 @@ def _aligned_pinning(
     if too_many is not None:
         return KubeletPinning(None, too_many, notes=notes)
     manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
-    state = StaticPolicy(memory.state.with_numa_ids(numa_ids))
+    state = StaticPolicy(memory.state.with_numa_ids(numa_ids), hints=memory_hints)
     return _admit(manager, static, state, node, pod, notes)
 
 
@@ -301,7 +307,7 @@ MEMORY_ALONE_REFUSES = (
 
 
 def _memory_without_cpu_layout(
-    node: NodeSnapshot, pod: PodSpec, memory: NodeMemory
+    node: NodeSnapshot, pod: PodSpec, memory: NodeMemory, memory_hints: MemoryHints
 ) -> KubeletPinning:
     """Whole CPUs on a Static Memory Manager node whose CPU layout is not published: the
     CPU manager's hints are unknown, so the merge cannot be reproduced, except where the
@@ -315,7 +321,7 @@ def _memory_without_cpu_layout(
         return unchecked  # best-effort admits whatever the hints
     numa_ids = memory.state.numa_ids()
     manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
-    alone = _admit(manager, None, StaticPolicy(memory.state), node, pod, notes)
+    alone = _admit(manager, None, StaticPolicy(memory.state, hints=memory_hints), node, pod, notes)
     reason = alone.reason
     if reason is None or not reason.message.startswith(TOPOLOGY_AFFINITY_ERROR):
         return unchecked

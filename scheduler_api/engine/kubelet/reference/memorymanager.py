@@ -21,7 +21,7 @@ validateState. `memory_state.node_memory` builds the machine state from a `NodeS
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -50,6 +50,11 @@ VIOLATES_NUMA_ALLOCATION = "[memorymanager] preferred hint violates NUMA node al
 
 Requests = dict[str, int]
 ResourceHints = dict[str, list[TopologyHint]]
+# calculate_hints, or a fast twin with the same answers (`kubelet.fast.memory_hints`)
+MemoryHints = Callable[
+    ["MachineState", Mapping[str, int], Mapping[NUMAMask, Mapping[str, int]] | None],
+    ResourceHints,
+]
 
 
 class MemoryManagerPolicy(StrEnum):
@@ -316,14 +321,18 @@ class StaticPolicy:
     """The Static policy for one pod's admission: the machine state it reads and updates,
     the blocks each of the pod's containers holds (`assignments`) and the pod's
     reusable init-container memory by NUMA mask (`initContainersReusableMemory`).
-    Built for one question and dropped after it."""
+    Built for one question and dropped after it. `hints`: `calculate_hints`, or a fast
+    twin a caller outside the reference passes (a reference never imports one)."""
 
     def __init__(
         self,
         state: MachineState,
         assignments: Mapping[str, Sequence[Block]] | None = None,
         reusable: Mapping[NUMAMask, Mapping[str, int]] | None = None,
+        *,
+        hints: MemoryHints | None = None,
     ) -> None:
+        self.calculate = hints or calculate_hints
         self.state = state
         self.assignments = {name: list(blocks) for name, blocks in (assignments or {}).items()}
         self.reusable = {mask: dict(amounts) for mask, amounts in (reusable or {}).items()}
@@ -337,7 +346,7 @@ class StaticPolicy:
         requested = container_memory_requests(container)
         if container.name in self.assignments:
             return _regenerate(self.assignments[container.name], requested)
-        return calculate_hints(self.state, requested, self.reusable)
+        return self.calculate(self.state, requested, self.reusable)
 
     def pod_hints(self, pod: PodSpec) -> ResourceHints | None:
         """GetPodTopologyHints: one set of hints for the pod's requests as a whole."""
@@ -347,7 +356,7 @@ class StaticPolicy:
         for container in (*pod.init_containers, *pod.containers):
             if container.name in self.assignments:
                 return _regenerate(self.assignments[container.name], requested)
-        return calculate_hints(self.state, requested, self.reusable)
+        return self.calculate(self.state, requested, self.reusable)
 
     def memory_numa(self, names: Sequence[str]) -> frozenset[int]:
         """The NUMA nodes the named containers' memory is on."""
@@ -399,7 +408,7 @@ class StaticPolicy:
 
     def _hints_or_refuse(self, requested: Requests, error: str) -> list[TopologyHint]:
         """The hints for regular memory (all memory types get the same), or `error`."""
-        hints = calculate_hints(self.state, requested, self.reusable)
+        hints = self.calculate(self.state, requested, self.reusable)
         if not hints:
             raise MemoryManagerError(error)
         return hints.get(MEMORY, [])
@@ -407,7 +416,7 @@ class StaticPolicy:
     def _extend(self, requested: Requests, bits: tuple[int, ...]) -> TopologyHint:
         """extendTopologyManagerHint: the best hint holding every node of `bits` (the
         Topology Manager's AND may have narrowed the hint the Memory Manager gave)."""
-        hints = calculate_hints(self.state, requested, self.reusable).get(MEMORY, [])
+        hints = self.calculate(self.state, requested, self.reusable).get(MEMORY, [])
         wider = [h for h in hints if h.numa is not None and set(bits) <= h.numa]
         best = find_best_hint(wider)
         if best is None:
