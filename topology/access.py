@@ -30,6 +30,7 @@ class Action(StrEnum):
     READ_DIAGNOSES = "read pod diagnoses and findings"
     READ_AGREEMENT = "read the agreement audit"
     READ_PREDICTIONS = "read followed-up predictions"
+    READ_METRICS = "read the Prometheus metrics"
 
 
 PERMISSIONS: dict[Action, tuple[str, ...]] = {
@@ -51,6 +52,7 @@ PERMISSIONS: dict[Action, tuple[str, ...]] = {
         "topology.view_agreementsample",
     ),
     Action.READ_PREDICTIONS: ("topology.view_cluster", "topology.view_trackedprediction"),
+    Action.READ_METRICS: ("topology.view_cluster", "topology.view_node"),
 }
 
 

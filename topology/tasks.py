@@ -22,6 +22,8 @@ from topology.services.mirror.events import prune_pod_events
 from topology.services.mirror.figures import recompute_figures as recompute_figures_service
 from topology.services.mirror.importer import import_objects
 from topology.services.mirror.loading import load_objects
+from topology.services.observability.history import prune_history
+from topology.services.observability.metrics import warm_metrics
 from topology.services.policies.writeback.lost import recover_lost_applies
 from topology.services.policies.writeback.run import run_apply as run_apply_service
 from topology.services.sync.clusters import synced_cluster_ids
@@ -114,10 +116,13 @@ def watch_cluster(cluster_id: int) -> dict[str, object]:
 
 @shared_task(name="topology.recompute_figures")
 def recompute_figures(cluster_id: int) -> int:
-    """Derived per-node figures (free CPUs per zone, largest placeable pod) from the mirror."""
+    """Derived per-node figures (free CPUs per zone, largest placeable pod) from the mirror,
+    then `/metrics`' per-node part rendered for them (`observability.metrics.warm_metrics`)."""
     if not Cluster.objects.filter(pk=cluster_id).exists():
         return 0
-    return recompute_figures_service(cluster_id=cluster_id)
+    written = recompute_figures_service(cluster_id=cluster_id)
+    warm_metrics()  # the next scrape finds the per-node part rendered (a shared cache)
+    return written
 
 
 @shared_task(name="topology.ensure_schedules")
@@ -125,7 +130,8 @@ def ensure_schedules() -> dict[str, int]:
     """Housekeeping, every minute: beat entries per cluster, a watch per cluster, the
     tasks of applies that look lost sent again (`recover_lost_applies`), mirrored
     pod events past their retention pruned (`prune_pod_events`), and tracked
-    predictions past their window settled, old ones deleted (`prune_predictions`)."""
+    predictions past their window settled, old ones deleted (`prune_predictions`), and
+    figures history past its retention deleted (`prune_history`)."""
     settings = SyncSettings.load()
     changed = ensure_schedules_service(
         resync_seconds=settings.resync_interval, figures_seconds=settings.figures_interval
@@ -138,6 +144,7 @@ def ensure_schedules() -> dict[str, int]:
     lost = recover_lost_applies()
     prune_pod_events()  # logs what it pruned
     prune_predictions()
+    prune_history()
     requeue_lost_diagnoses()
     return {
         "schedules_changed": changed,

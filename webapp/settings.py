@@ -335,6 +335,9 @@ TOPOLENS_APPLY = {
 # beyond this many rows per cluster, the newest kept.
 TOPOLENS_EVENT_RETENTION_SECONDS = env_int("TOPOLENS_EVENT_RETENTION_SECONDS", 86400, minimum=60)
 TOPOLENS_EVENT_RETENTION_COUNT = env_int("TOPOLENS_EVENT_RETENTION_COUNT", 10_000, minimum=1)
+# Figures over time (topology.services.observability.history): kept this many days, then pruned by
+# housekeeping.
+TOPOLENS_HISTORY_DAYS = env_int("TOPOLENS_HISTORY_DAYS", 14, minimum=1)
 # What-ifs asked with `track: true` (topology.services.audit.predictions): how long a
 # prediction waits for a pod of its owner (or name) to land before it expires.
 TOPOLENS_PREDICTION_WINDOW_SECONDS = env_int("TOPOLENS_PREDICTION_WINDOW_SECONDS", 3600, minimum=60)

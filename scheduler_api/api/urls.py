@@ -21,6 +21,7 @@ from scheduler_api.api.views.diagnosis import (
     PodDiagnosisView,
 )
 from scheduler_api.api.views.export import ExportView
+from scheduler_api.api.views.history import HistoryView
 from scheduler_api.api.views.mirror import (
     NodePolicyViewSet,
     NodeReservationViewSet,
@@ -64,6 +65,7 @@ urlpatterns = [
         PredictionDetailView.as_view(),
         name="prediction",
     ),
+    path(f"{CLUSTER}/history", HistoryView.as_view(), name="history"),
     path(f"{CLUSTER}/qos", StoredQoSView.as_view(), name="qos"),
     path(f"{CLUSTER}/qos/nodes", NodeQoSListView.as_view(), name="qos-nodes"),
     path(f"{CLUSTER}/whatif", WhatIfView.as_view(), name="whatif"),

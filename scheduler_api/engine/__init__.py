@@ -100,8 +100,13 @@ from scheduler_api.engine.whatif.admission import (
     Admission,
 )
 from scheduler_api.engine.whatif.capacity import (
+    RESERVED_KINDS,
     NodeCapacity,
+    ZoneCPUs,
+    cluster_fragmentation,
+    fragmentation,
     node_capacity,
+    zone_cpus,
 )
 from scheduler_api.engine.whatif.evaluate import (
     NodeVerdict,
@@ -150,6 +155,11 @@ __all__ = [
     "NUMAAllocateStrategy",
     "NUMATopologyPolicy",
     "NodeCapacity",
+    "RESERVED_KINDS",
+    "ZoneCPUs",
+    "cluster_fragmentation",
+    "fragmentation",
+    "zone_cpus",
     "NodeSnapshot",
     "NodeVerdict",
     "ObjectRef",

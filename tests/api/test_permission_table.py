@@ -39,6 +39,7 @@ NEEDS = {
     ("GET", "/api/v1/clusters/{cluster}/agreement"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/agreement/pods"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/predictions"): "viewer",
+    ("GET", "/api/v1/clusters/{cluster}/history"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/predictions/{prediction}"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies"): "viewer",
     ("GET", "/api/v1/clusters/{cluster}/policies/{node}"): "viewer",

@@ -35,4 +35,5 @@ def test_services_are_grouped_by_feature() -> None:
         "sync",
         "diagnosis",
         "audit",
+        "observability",
     }

@@ -20,6 +20,7 @@ from topology.models.dra import (
     ResourceSlice,
     ResourceSliceDevice,
 )
+from topology.models.history import ClusterFigureSample, NodeFigureSample
 from topology.models.mirror import (
     Cluster,
     CPUTuple,
@@ -48,10 +49,12 @@ __all__ = [
     "ApplyRecord",
     "CPUTuple",
     "Cluster",
+    "ClusterFigureSample",
     "Finding",
     "ClusterConnection",
     "Node",
     "NodeCPUReservation",
+    "NodeFigureSample",
     "NodeFigures",
     "NodePolicy",
     "PodAgreement",

@@ -448,6 +448,20 @@ class NodeFigures(models.Model):
     largest_exclusive_pod_own_policy = models.PositiveIntegerField(
         default=0, help_text="the same under the node's own policy"
     )
+    zone_cpus = models.JSONField(
+        default=dict,
+        help_text="per NUMA id (string keys): {capacity, free, exclusive, shared, reserved: "
+        "{kubelet, node, system-qos, reservation}}; whole CPUs; exclusive, shared and "
+        "reserved null without per-CPU detail (engine.zone_cpus)",
+    )
+    fragmentation = models.FloatField(
+        default=0.0, help_text="1 - largest zone's free CPUs / all free CPUs (engine.fragmentation)"
+    )
+    zone_resources = models.JSONField(
+        default=dict,
+        help_text="per NUMA id (string keys): resource -> [capacity, allocatable, available] "
+        "in base units as the NRT publishes them (available null: not published)",
+    )
 
     class Meta:
         verbose_name_plural = "node figures"

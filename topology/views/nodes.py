@@ -13,9 +13,11 @@ from topology.access import Action, requires
 from topology.choices import CPUState
 from topology.figures.coremap import core_map, legend_entries
 from topology.figures.encode import payload_json
+from topology.figures.history import zone_sparklines
 from topology.figures.zones import zone_bars
 from topology.selectors.node_detail import mark_pods, node_detail
 from topology.selectors.problems import node_problems
+from topology.services.observability.history import node_history, retention
 from topology.views.common import get_cluster, json_response, page_context
 
 PARTIALS = {
@@ -49,7 +51,13 @@ def _context(cluster_name: str, node_name: str) -> dict[str, Any]:
 
 @requires(Action.READ_NODE_TOPOLOGY)
 def node_page(request: HttpRequest, cluster: str, node: str) -> HttpResponse:
-    return render(request, "topology/node_detail.html", _context(cluster, node))
+    context = _context(cluster, node)
+    since = timezone.now() - retention()
+    samples = node_history(context["detail"].node.pk, since)
+    if samples:  # not in the live refresh: an hourly series
+        context["figures"]["zone-sparklines"] = zone_sparklines(samples)
+    context["history_hours"] = len(samples)
+    return render(request, "topology/node_detail.html", context)
 
 
 @requires(Action.READ_NODE_TOPOLOGY)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -11,9 +12,11 @@ from django.utils import timezone
 
 from topology.access import Action, requires
 from topology.figures.encode import payload_json
+from topology.figures.history import trend_chart
 from topology.figures.overview import free_distribution, zone_heatmap
 from topology.filtersets import has_legacy_names, with_current_names
 from topology.selectors.overview import overview_data
+from topology.services.observability.history import HistoryRange, cluster_history
 from topology.views.common import get_cluster, json_response, page_context, query_without
 
 SORTABLE = (
@@ -68,7 +71,13 @@ def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     if has_legacy_names(request.GET):
         # a link kept from before the names were the API's: the same page, new names
         return HttpResponseRedirect(f"{request.path}?{with_current_names(request.GET).urlencode()}")
-    return render(request, "topology/overview.html", _context(request, cluster))
+    context = _context(request, cluster)
+    samples = cluster_history(context["cluster"], HistoryRange.for_chart())
+    if samples:  # not in the live refresh: the trend moves once per figures run
+        context["figures"]["trend"] = trend_chart(samples)
+    context["trend_points"] = len(samples)
+    context["history_days"] = settings.TOPOLENS_HISTORY_DAYS
+    return render(request, "topology/overview.html", context)
 
 
 @requires(Action.READ_NODES)

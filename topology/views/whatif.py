@@ -18,6 +18,7 @@ from topology.access import Action, requires
 from topology.figures.coremap import core_map, legend_entries
 from topology.forms.whatif import WhatIfForms
 from topology.services.audit.predictions import MatchKeys, record_prediction, window_text
+from topology.services.observability.metrics import WHATIF_REQUESTS, WHATIF_SECONDS
 from topology.services.rate_limits import Decision, take
 from topology.services.whatif.compare import compare_page
 from topology.services.whatif.page import NodeFocus, whatif_page
@@ -66,12 +67,14 @@ def whatif(request: HttpRequest, cluster: str) -> HttpResponse:
         if not decision.allowed:
             return too_many(decision)
         try:
-            result = whatif_page(
-                cluster=selected,
-                question=forms.question(),
-                page_number=request.GET.get("page"),
-                cores=request.GET.get("cores") or None,
-            )
+            with WHATIF_SECONDS.labels("dashboard").time():
+                result = whatif_page(
+                    cluster=selected,
+                    question=forms.question(),
+                    page_number=request.GET.get("page"),
+                    cores=request.GET.get("cores") or None,
+                )
+            WHATIF_REQUESTS.labels("dashboard").inc()
         except WhatIfInputError as error:
             forms.add_input_errors(error)
     focus = result.cores if result else None

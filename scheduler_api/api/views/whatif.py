@@ -28,6 +28,7 @@ from scheduler_api.services.whatif import (
 from scheduler_api.services.whatif_submit import whatif_task_submit
 from topology.access import PERMISSIONS, Action
 from topology.models import Cluster
+from topology.services.observability.metrics import WHATIF_REQUESTS, WHATIF_SECONDS
 from topology.services.whatif.service import WhatIfInputError
 
 
@@ -63,7 +64,9 @@ class WhatIfView(ClusterScopedMixin, generics.GenericAPIView):
             track = serializer.validated_data["track"]
             if whatif_runs_in_background(question):
                 return self._accepted(question, track=track)
-            answer = whatif_answer(cluster=self.cluster, question=question, fragments=True)
+            with WHATIF_SECONDS.labels("api").time():
+                answer = whatif_answer(cluster=self.cluster, question=question, fragments=True)
+            WHATIF_REQUESTS.labels("api").inc()
             if track:
                 answer = whatif_track(
                     cluster=self.cluster, question=question, answer=answer,

@@ -16,7 +16,7 @@ must also have the *free* CPUs; `best-effort` and `none` admit any spread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from scheduler_api.engine.kubelet.reference.node_config import (
@@ -134,3 +134,81 @@ def node_capacity(
         TopologyManagerPolicy.SINGLE_NUMA_NODE: max(free.values(), default=0),
     }
     return NodeCapacity(free, capacity, largest, own_policy or kubelet_policy(node)[0])
+
+
+# --- what each NUMA zone's CPUs are doing, and fragmentation ------------------------------
+
+RESERVED_KINDS = ("kubelet", "node", "system-qos", "reservation")
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneCPUs:
+    """One NUMA zone's CPUs (whole CPUs). `exclusive`: held by pinned pods (Koordinator
+    cpusets, kubelet pins); `reserved` by kind (RESERVED_KINDS: the kubelet's reserved
+    set, the node's `node.koordinator.sh/reservation`, exclusive system-QoS CPUs,
+    Koordinator Reservations' cpusets), each CPU counted once, in that order; `shared`:
+    the rest, the shared pool the zone's other pods run on; `free`: the figures' free
+    exclusive CPUs (with per-CPU detail: the shared pool outside Reservations).
+    Without per-CPU detail only `capacity` and `free` are known (the others None)."""
+
+    capacity: int
+    free: int
+    exclusive: int | None = None
+    shared: int | None = None
+    reserved: Mapping[str, int] | None = None
+
+
+def zone_cpus(
+    node: NodeSnapshot, reservation_cpus: frozenset[int] = frozenset()
+) -> dict[int, ZoneCPUs]:
+    """Per NUMA id, what the zone's CPUs are doing (`ZoneCPUs`); `reservation_cpus`: the
+    cpusets of the node's Koordinator Reservations."""
+    free, capacity = _from_cpu_detail(node) if node.cpus else _from_zones(node)
+    if not node.cpus:
+        return {numa: ZoneCPUs(capacity[numa], free.get(numa, 0)) for numa in sorted(capacity)}
+    reserved_sets = (
+        ("kubelet", node.kubelet_reserved_cpus),
+        ("node", node.node_reserved_cpus),
+        ("system-qos", node.system_qos_exclusive_cpus),
+        ("reservation", reservation_cpus),
+    )
+    held = _held_exclusively(node)
+    counts: dict[int, dict[str, int]] = {}
+    for cpu, _core, _socket, numa in node.cpus:
+        zone = counts.setdefault(numa, {"capacity": 0, "exclusive": 0, "shared": 0})
+        zone["capacity"] += 1
+        kind = next((kind for kind, cpus in reserved_sets if cpu in cpus), None)
+        if kind is not None:
+            zone[kind] = zone.get(kind, 0) + 1
+        elif cpu in held:
+            zone["exclusive"] += 1
+        else:
+            zone["shared"] += 1
+    return {
+        numa: ZoneCPUs(
+            capacity=zone["capacity"],
+            free=free.get(numa, 0),
+            exclusive=zone["exclusive"],
+            shared=zone["shared"],
+            reserved={kind: zone.get(kind, 0) for kind in RESERVED_KINDS},
+        )
+        for numa, zone in sorted(counts.items())
+    }
+
+
+def fragmentation(free_by_zone: Mapping[int, int] | Mapping[str, int]) -> float:
+    """The share of a node's free exclusive CPUs that no single-NUMA pod can use at once:
+    1 - (the largest zone's free CPUs / all free CPUs); 0 when none is free (nothing to
+    fragment). 0 means one zone holds all the free CPUs; near 1, they are spread thin."""
+    total = sum(free_by_zone.values())
+    return 1 - max(free_by_zone.values()) / total if total else 0.0
+
+
+def cluster_fragmentation(nodes: Iterable[tuple[int, int]]) -> float:
+    """`fragmentation` over a cluster, from each node's (largest zone's free CPUs, all
+    its free CPUs): 1 - sum of the largest / sum of all; 0 when nothing is free."""
+    largest = total = 0
+    for node_largest, node_total in nodes:
+        largest += node_largest
+        total += node_total
+    return 1 - largest / total if total else 0.0

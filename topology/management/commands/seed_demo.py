@@ -11,6 +11,7 @@ from topology.models import Cluster
 from topology.services.diagnosis.refresh import refresh_diagnoses
 from topology.services.mirror.figures import recompute_figures
 from topology.services.mirror.importer import import_objects
+from topology.services.observability.history import seed_demo_history
 
 
 class Command(BaseCommand):
@@ -47,6 +48,8 @@ class Command(BaseCommand):
         seeded = Cluster.objects.get(name=options["cluster"])
         figures = recompute_figures(cluster_id=seeded.pk)
         self.stdout.write(f"figures recomputed for {figures} nodes")
+        past = seed_demo_history(seeded, seed=options["seed"])
+        self.stdout.write(f"a plausible past of {past} figure samples written (synthetic)")
         diagnosed = refresh_diagnoses(seeded)
         self.stdout.write(f"diagnosed {diagnosed.diagnoses} pods, {diagnosed.findings} findings")
         cluster, nodes, seed = options["cluster"], options["nodes"], options["seed"]

@@ -1,0 +1,1 @@
+"""Observability (issue 33): the Prometheus metrics and the figures history."""
