@@ -101,6 +101,9 @@ class KubeletPinning:
     notes: tuple[str, ...] = ()
     # False where the kubelet's answer cannot be told (its CPU layout is not published)
     checked: bool = True
+    # the refusal is the Topology Manager's TopologyAffinityError (its merge admits no
+    # NUMA set), not a manager's allocation failing
+    affinity_refused: bool = False
 
 
 def exclusive_cpu_count(container: ContainerSpec) -> int:
@@ -323,7 +326,7 @@ def _memory_without_cpu_layout(
     manager = _TopologyManager(policy, numa_ids, numa_distances(node, numa_ids))
     alone = _admit(manager, None, StaticPolicy(memory.state, hints=memory_hints), node, pod, notes)
     reason = alone.reason
-    if reason is None or not reason.message.startswith(TOPOLOGY_AFFINITY_ERROR):
+    if reason is None or not alone.affinity_refused:
         return unchecked
     refusal = replace(reason, message=f"{reason.message} ({MEMORY_ALONE_REFUSES})")
     return KubeletPinning(None, refusal, notes=notes)
@@ -464,7 +467,7 @@ def _admit(
         for container, (count, given_back) in zip(containers, admission_order(pod), strict=True):
             hint = pod_hint or manager.hint(partial(providers, container, count))
             if isinstance(hint, Reason):
-                return KubeletPinning(None, hint, notes=notes)
+                return KubeletPinning(None, hint, notes=notes, affinity_refused=True)
             if static is not None and count:
                 cpus = static.allocate(free, reuse, count, hint)
                 free -= cpus
