@@ -609,29 +609,3 @@ def test_remembered_admissions_of_memory_nodes_equal_the_reference(variant: dict
     node = memory_node(**variant)
     for pod in (one(app(2000, 14 * GB)), one(app(500, 8 * GB)), one(app(2000, GB, GB))):
         assert kubelet_admission(node, pod) == pinned_admission(node, pod)
-
-
-# Whole CPUs on a Static Memory Manager node that publishes no CPU layout: the CPU
-# manager's hints are unknown, so only a refusal by the Memory Manager's hints alone stands.
-
-
-def test_without_a_cpu_layout_the_memory_hints_alone_refuse_what_no_merge_could_admit() -> None:
-    node = memory_node(hugepages=((2 * GB, 2 * GB, 2 * GB),) * 2, cpus=(), cpu_manager_policy="")
-    pinning = kubelet_pinning(node, one(app(2000, GB, 3 * GB)))
-    assert pinning.reason is not None and "TopologyAffinityError" in pinning.reason.message
-    assert "adding the CPU manager's can only narrow them" in pinning.reason.message
-    assert pinning.checked
-
-
-def test_without_a_cpu_layout_a_pod_the_memory_hints_admit_is_not_checked() -> None:
-    node = memory_node(cpus=(), cpu_manager_policy="")
-    pinning = kubelet_pinning(node, one(app(2000, GB)))
-    assert pinning.reason is None and not pinning.checked
-    assert any("publishes neither its CPU layout" in note for note in pinning.notes)
-
-
-def test_without_a_cpu_layout_best_effort_is_not_checked_either() -> None:
-    node = memory_node(hugepages=((2 * GB, 2 * GB, 2 * GB),) * 2, cpus=(), cpu_manager_policy="",
-                       tm_policy=TopologyManagerPolicy.BEST_EFFORT)  # fmt: skip
-    pinning = kubelet_pinning(node, one(app(2000, GB, 3 * GB)))
-    assert pinning.reason is None and not pinning.checked
