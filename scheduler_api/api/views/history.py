@@ -75,15 +75,13 @@ class HistoryView(ClusterScopedMixin, generics.GenericAPIView):
         query = HistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
-        step = data.get("step")
+        step = timedelta(seconds=data["step"]) if "step" in data else None
         try:
-            when = HistoryRange.of(
-                data.get("from"), data.get("to"), None if step is None else _seconds(step)
-            )
+            when = HistoryRange.of(data.get("from"), data.get("to"), step)
         except HistoryRangeError as error:
             raise ValidationError(error.field_errors) from error
         samples = cluster_history(self.cluster, when)
-        if request.query_params.get("format") == "csv":
+        if data.get("format") == "csv":
             return _csv(self.cluster.name, samples)
         body = {
             "cluster": self.cluster.name,
@@ -92,10 +90,6 @@ class HistoryView(ClusterScopedMixin, generics.GenericAPIView):
             "samples": samples,
         }
         return Response(HistorySerializer(body).data)
-
-
-def _seconds(step: int) -> timedelta:
-    return timedelta(seconds=step)
 
 
 def _csv(cluster: str, samples: list[dict[str, Any]]) -> HttpResponse:

@@ -148,7 +148,8 @@ class ZoneCPUs:
     set, the node's `node.koordinator.sh/reservation`, exclusive system-QoS CPUs,
     Koordinator Reservations' cpusets), each CPU counted once, in that order; `shared`:
     the rest, the shared pool the zone's other pods run on; `free`: the figures' free
-    exclusive CPUs (with per-CPU detail: the shared pool outside Reservations).
+    exclusive CPUs as `node_capacity` counts them (with per-CPU detail: the shared pool
+    and the Reservations' CPUs, which their owners may still be given).
     Without per-CPU detail only `capacity` and `free` are known (the others None)."""
 
     capacity: int

@@ -39,6 +39,7 @@ from functools import cached_property
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Count
 from django.utils import timezone
 
 from scheduler_api.engine import NodeSnapshot, Scheduler, resolve_judge, system_for
@@ -176,7 +177,7 @@ def record_prediction(
         scheduler_name=question.pod_scheduler_name,
         predicted=predicted_placements(answer),
         data_age_seconds=_data_age(answer),
-        fingerprint=placement_fingerprint(cluster),
+        fingerprint=BoundPods(cluster).fingerprint(),
         expires_at=now + window(),
     )
 
@@ -196,25 +197,36 @@ def tracked_json(row: TrackedPrediction) -> dict[str, Any]:
     return {"id": row.pk, "matched_by": row.matched_by, "expires_at": expires}
 
 
-def placement_fingerprint(cluster: Cluster, excluding: Iterable[str] = ()) -> str:
-    """The cluster's nodes and its bound, unfinished pods (node, uid), as one hash;
-    `excluding`: pod uids left out (the pods that landed for the prediction)."""
-    left_out = set(excluding)
-    nodes = sorted(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
-    pods = sorted(
-        (node, uid)
-        for node, uid in Pod.objects.filter(cluster=cluster)
-        .exclude(node_name="")
-        .exclude(phase__in=FINISHED_PHASES)
-        .values_list("node_name", "uid")
-        if uid not in left_out
-    )
-    digest = hashlib.sha256()
-    for name in nodes:
-        digest.update(f"n\0{name}\n".encode())
-    for node, uid in pods:
-        digest.update(f"p\0{node}\0{uid}\n".encode())
-    return digest.hexdigest()
+class BoundPods:
+    """A cluster's node names and its bound, unfinished pods (node, uid), read once on
+    first use: several predictions settled together hash them once."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    @cached_property
+    def _pairs(self) -> tuple[list[str], list[tuple[str, str]]]:
+        nodes = sorted(Node.objects.filter(cluster=self.cluster).values_list("name", flat=True))
+        pods = sorted(
+            Pod.objects.filter(cluster=self.cluster)
+            .exclude(node_name="")
+            .exclude(phase__in=FINISHED_PHASES)
+            .values_list("node_name", "uid")
+        )
+        return nodes, pods
+
+    def fingerprint(self, excluding: Iterable[str] = ()) -> str:
+        """The nodes and bound pods as one hash; `excluding`: pod uids left out (the
+        pods that landed for the prediction)."""
+        left_out = set(excluding)
+        nodes, pods = self._pairs
+        digest = hashlib.sha256()
+        for name in nodes:
+            digest.update(f"n\0{name}\n".encode())
+        for node, uid in pods:
+            if uid not in left_out:
+                digest.update(f"p\0{node}\0{uid}\n".encode())
+        return digest.hexdigest()
 
 
 # --- following up ------------------------------------------------------------------------
@@ -256,11 +268,11 @@ def follow_predictions(
         .exclude(node_name="")
         .values("namespace", "name", "uid", "node_name", "owner_references", "created_at")
     )
-    index = _Index(facts)
+    index, bound = _Index(facts), BoundPods(cluster)
     settled = 0
     for row in waiting:
         landed = [index.landed(pod, row) for pod in _matched(row, candidates)]
-        if _settle(row, landed, now):
+        if _settle(row, landed, now, bound):
             settled += 1
     return Followed(len(waiting) - settled, settled)
 
@@ -370,7 +382,7 @@ def _landed_json(
     }
 
 
-def _settle(row: TrackedPrediction, landed: list[Landed], now: datetime) -> bool:
+def _settle(row: TrackedPrediction, landed: list[Landed], now: datetime, bound: BoundPods) -> bool:
     """Store what landed; settle the prediction when complete or past its window.
     True when it was settled."""
     compared = _compare_by_system(row, landed)
@@ -380,7 +392,7 @@ def _settle(row: TrackedPrediction, landed: list[Landed], now: datetime) -> bool
             row.save(update_fields=["landed"])
         return False
     row.landed, row.resolved_at = compared, now
-    row.status, row.why = _outcome(row, compared)
+    row.status, row.why = _outcome(row, compared, bound)
     row.save(update_fields=["landed", "resolved_at", "status", "why"])
     return True
 
@@ -395,14 +407,17 @@ def _compare_by_system(row: TrackedPrediction, landed: list[Landed]) -> list[dic
     return [compared[pod.uid] for pod in landed]
 
 
-def _outcome(row: TrackedPrediction, compared: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-    """The settled status and why, from the landed pods compared (`landed` JSON)."""
+def _outcome(
+    row: TrackedPrediction, compared: Sequence[Mapping[str, Any]], bound: BoundPods
+) -> tuple[str, str]:
+    """The settled status and why, from the landed pods compared (`landed` JSON) and the
+    cluster's bound pods now."""
     if not compared:
         return PredictionStatus.EXPIRED, f"no pod of {row.matched_by} came within the window"
     held = all(item["held"] for item in compared)
     came = f"{len(compared)} of {row.replicas} replicas landed"
     uids = [item["uid"] for item in compared]
-    if placement_fingerprint(row.cluster, uids) != row.fingerprint:
+    if bound.fingerprint(uids) != row.fingerprint:
         verdict = "held" if held else "did not hold"
         why = (
             f"{came}; the cluster's nodes or bound pods changed between the prediction and "
@@ -418,9 +433,8 @@ def _outcome(row: TrackedPrediction, compared: Sequence[Mapping[str, Any]]) -> t
 def prediction_counts(cluster: Cluster) -> dict[str, Any]:
     """Predictions per status, and the share of settled, counted ones that held."""
     counts = {status: 0 for status in PredictionStatus.values}
-    rows = TrackedPrediction.objects.filter(cluster=cluster).values_list("status", flat=True)
-    for status in rows:
-        counts[status] = counts.get(status, 0) + 1
+    per_status = TrackedPrediction.objects.filter(cluster=cluster).order_by().values("status")
+    counts.update(per_status.annotate(count=Count("pk")).values_list("status", "count"))
     counted = counts[PredictionStatus.HELD] + counts[PredictionStatus.MISSED]
     rate = counts[PredictionStatus.HELD] / counted if counted else None
     return {**counts, "held_rate": rate}
@@ -434,8 +448,10 @@ def prune_predictions(now: datetime | None = None) -> int:
     overdue = TrackedPrediction.objects.filter(
         status=PredictionStatus.WAITING, expires_at__lt=now
     ).select_related("cluster")
+    bound: dict[int, BoundPods] = {}
     for row in overdue:
-        row.status, row.why = _outcome(row, row.landed)
+        pods = bound.setdefault(row.cluster_id, BoundPods(row.cluster))
+        row.status, row.why = _outcome(row, row.landed, pods)
         row.resolved_at = now
         row.save(update_fields=["status", "why", "resolved_at"])
     old = TrackedPrediction.objects.exclude(status=PredictionStatus.WAITING)

@@ -66,7 +66,7 @@ def calculate_hints_counted(
     for row, held in zip(rows, holds, strict=True):
         if not held or groups.forbid(row.positions):
             continue
-        reuse = reusable.get(row.mask, {}) if reusable else {}
+        reuse = reusable.get(row.mask, {})
         if any(
             free[row.positions] + reuse.get(name, 0) < amount for amount, _, free, name in amounts
         ):
